@@ -1,0 +1,1 @@
+"""tinyattn: a small, readable, gradient-checked autograd engine for learning attention."""

@@ -1,0 +1,40 @@
+"""Which implementation a kernel runs: the Numba one or its plain numpy reference.
+
+`TINYATTN_BACKEND=numpy` in the environment makes every kernel use its reference, which is
+handy for reading a traceback, for checking that a bug is in a kernel, and for machines where
+Numba will not compile. Tests switch the backend in-process with `use_backend("numpy")`.
+"""
+import contextlib
+import os
+
+BACKENDS = ("numba", "numpy")
+
+_backend = os.environ.get("TINYATTN_BACKEND", "numba").strip().lower() or "numba"
+if _backend not in BACKENDS:
+    raise ValueError(
+        f"TINYATTN_BACKEND={_backend!r} is not a backend; use one of {', '.join(BACKENDS)}"
+    )
+
+
+def get_backend():
+    """The backend in force: "numba" (the default) or "numpy"."""
+    return _backend
+
+
+def set_backend(name):
+    """Switch every kernel to `name` ("numba" or "numpy") for the rest of the process."""
+    global _backend
+    if name not in BACKENDS:
+        raise ValueError(f"backend {name!r} is not one of {', '.join(BACKENDS)}")
+    _backend = name
+
+
+@contextlib.contextmanager
+def use_backend(name):
+    """Run the block with backend `name`, then restore the previous one."""
+    previous = _backend
+    set_backend(name)
+    try:
+        yield
+    finally:
+        set_backend(previous)
