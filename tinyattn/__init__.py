@@ -1,1 +1,31 @@
-"""tinyattn: a small, readable, gradient-checked autograd engine for learning attention."""
+"""tinyattn: a small, readable, gradient-checked autograd engine for learning attention.
+
+    import tinyattn as ta
+    x = ta.tensor([[1.0, 2.0]], requires_grad=True)
+    (x * x).sum().backward();  x.grad   # -> [[2., 4.]]
+"""
+from . import autograd, ops
+from .autograd import (
+    Function,
+    GradcheckError,
+    ShapeError,
+    Tensor,
+    backward,
+    cat,
+    cross_entropy,
+    enable_grad,
+    get_rng_state,
+    gradcheck,
+    is_grad_enabled,
+    manual_seed,
+    no_grad,
+    ones,
+    randn,
+    set_rng_state,
+    stack,
+    tensor,
+    where,
+    zeros,
+)
+
+__version__ = "0.1.0"

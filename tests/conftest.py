@@ -1,0 +1,24 @@
+import numpy as np
+import pytest
+from hypothesis import settings
+
+from tinyattn.ops import use_backend
+
+# A first call may JIT-compile a kernel: no deadline, and the same examples on every run.
+settings.register_profile("tinyattn", deadline=None, derandomize=True, max_examples=25)
+settings.load_profile("tinyattn")
+
+
+@pytest.fixture(autouse=True)
+def _backend_from_marker(request):
+    """Tests marked numpy_backend run with every kernel on its numpy reference."""
+    if request.node.get_closest_marker("numpy_backend"):
+        with use_backend("numpy"):
+            yield
+    else:
+        yield
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)

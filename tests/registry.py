@@ -1,0 +1,127 @@
+"""Every Function of tinyattn, with sample inputs to gradcheck it on.
+
+A case is (Function, name, fn, make_inputs): make_inputs(rng) returns the float64 tensors
+(requires_grad=True) that fn(*inputs) differentiates. Samples cover broadcasting,
+non-contiguous inputs and edge values, kept away from kinks (relu at 0) and ties (max).
+test_gradcheck_registry.py checks them all, and fails if a Function has no case here:
+a new op is not done until it is listed below.
+"""
+import numpy as np
+
+import tinyattn as ta
+from tinyattn.autograd import ops_elementwise as ew
+from tinyattn.autograd import ops_nn as nn_ops
+from tinyattn.autograd import ops_reduce as red
+from tinyattn.autograd import ops_shape as shp
+from tinyattn.autograd.tensor import wrap
+
+CASES = []
+
+
+def case(function, name, fn, make_inputs):
+    CASES.append((function, name, fn, make_inputs))
+
+
+def leaf(array):
+    """A float64 leaf that keeps the array's layout (strided or transposed views stay so)."""
+    return wrap(np.asarray(array, dtype=np.float64) if not isinstance(array, np.ndarray) else array).requires_grad_()
+
+
+def normal(*shape):
+    return lambda rng: leaf(rng.standard_normal(shape))
+
+
+def positive(*shape):
+    return lambda rng: leaf(rng.uniform(0.5, 2.0, shape))
+
+
+def transposed(*shape):
+    """Non-contiguous: the transpose of a C-ordered array of the reversed shape."""
+    return lambda rng: leaf(rng.standard_normal(shape[::-1]).T)
+
+
+def strided(*shape):
+    """Non-contiguous: every other column of a wider array."""
+    return lambda rng: leaf(rng.standard_normal(shape[:-1] + (2 * shape[-1],))[..., ::2])
+
+
+def away_from_zero(*shape):
+    """Values with |x| >= 0.1, so relu's kink at 0 is never inside the finite difference."""
+    def make(rng):
+        x = rng.uniform(0.1, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+        return leaf(x)
+    return make
+
+
+def distinct(*shape):
+    """A random permutation of well-separated values: no ties for max."""
+    return lambda rng: leaf(rng.permutation(np.prod(shape)).reshape(shape) * 0.1 + 0.01)
+
+
+def inputs(*makers):
+    return lambda rng: tuple(make(rng) for make in makers)
+
+
+# --- element-wise ------------------------------------------------------------------------
+case(ew.Add, "broadcast rows", lambda a, b: a + b, inputs(normal(3, 4), normal(4)))
+case(ew.Add, "broadcast both", lambda a, b: a + b, inputs(normal(2, 1, 3), normal(4, 1)))
+case(ew.Add, "number and strided", lambda a: 2.5 + a, inputs(strided(3, 4)))
+case(ew.Sub, "broadcast column", lambda a, b: a - b, inputs(normal(3, 4), normal(3, 1)))
+case(ew.Sub, "number minus tensor", lambda a: 1.0 - a, inputs(transposed(3, 4)))
+case(ew.Mul, "broadcast", lambda a, b: a * b, inputs(normal(2, 3, 4), normal(3, 1)))
+case(ew.Mul, "same node twice", lambda a: a * a, inputs(normal(5)))
+case(ew.Div, "broadcast", lambda a, b: a / b, inputs(normal(2, 3), positive(3)))
+case(ew.Div, "number over tensor", lambda b: 1.0 / b, inputs(positive(4, 2)))
+case(ew.Neg, "plain", lambda a: -a, inputs(transposed(2, 3)))
+case(ew.Pow, "fractional", lambda a: a ** 2.5, inputs(positive(3, 2)))
+case(ew.Pow, "negative", lambda a: a ** -1.5, inputs(positive(4)))
+case(ew.Pow, "integer, any sign", lambda a: a ** 3, inputs(normal(3, 3)))
+case(ew.Exp, "plain", lambda a: a.exp(), inputs(normal(3, 4)))
+case(ew.Log, "positive", lambda a: a.log(), inputs(positive(3, 4)))
+case(ew.Sqrt, "positive", lambda a: a.sqrt(), inputs(positive(3, 4)))
+case(ew.Tanh, "plain", lambda a: a.tanh(), inputs(strided(2, 5)))
+case(ew.Sigmoid, "plain", lambda a: a.sigmoid(), inputs(normal(3, 4)))
+case(ew.Sigmoid, "large values", lambda a: (a * 8.0).sigmoid(), inputs(normal(6)))
+case(ew.Relu, "away from the kink", lambda a: a.relu(), inputs(away_from_zero(3, 4)))
+case(ew.Cast, "float64 to float64", lambda a: a.double(), inputs(normal(3)))
+
+# --- reductions -----------------------------------------------------------------------------
+case(red.Sum, "all", lambda a: a.sum(), inputs(normal(3, 4)))
+case(red.Sum, "axes, keepdims", lambda a: a.sum(axis=(0, 2), keepdims=True), inputs(transposed(2, 3, 4)))
+case(red.Sum, "last axis", lambda a: a.sum(axis=-1), inputs(normal(2, 3, 4)))
+case(red.Mean, "all", lambda a: a.mean(), inputs(normal(3, 4)))
+case(red.Mean, "axis 1", lambda a: a.mean(axis=1), inputs(strided(2, 3, 4)))
+case(red.Max, "all", lambda a: a.max(), inputs(distinct(3, 4)))
+case(red.Max, "axis, keepdims", lambda a: a.max(axis=-1, keepdims=True), inputs(distinct(2, 3, 4)))
+
+# --- shapes ---------------------------------------------------------------------------------
+case(shp.Reshape, "plain", lambda a: a.reshape(4, 3), inputs(normal(2, 6)))
+case(shp.Reshape, "non-contiguous", lambda a: a.reshape(-1), inputs(transposed(3, 4)))
+case(shp.Permute, "transpose", lambda a: a.transpose(0, 2), inputs(normal(2, 3, 4)))
+case(shp.Permute, ".T", lambda a: a.T, inputs(normal(3, 5)))
+case(shp.GetItem, "slices", lambda a: a[1:, ::-2], inputs(normal(3, 5)))
+case(shp.GetItem, "repeated rows (embedding)", lambda w: w[np.array([[0, 2, 0], [1, 0, 0]])], inputs(normal(4, 3)))
+case(shp.GetItem, "one element per row", lambda k: k[np.arange(3), np.array([2, 0, 2])], inputs(normal(3, 4, 2)))
+case(shp.GetItem, "bool mask", lambda a: a[np.array([True, False, True])], inputs(normal(3, 2)))
+case(shp.Cat, "axis 1", lambda a, b: ta.cat([a, b], axis=1), inputs(normal(2, 3), transposed(2, 4)))
+case(shp.Stack, "new axis 1", lambda a, b, c: ta.stack([a, b, c], axis=1), inputs(normal(2, 3), normal(2, 3), strided(2, 3)))
+case(shp.Where, "broadcast", lambda a, b: ta.where(np.array([True, False, True]), a, b), inputs(normal(2, 3), normal(2, 1)))
+case(shp.Where, "number branch", lambda a: ta.where(np.array([[True], [False]]), a, 0.0), inputs(normal(2, 3)))
+case(shp.MaskedFill, "broadcast mask", lambda a: a.masked_fill(np.array([False, True, False]), -1.0), inputs(normal(2, 3)))
+
+# --- matmul, softmax, losses --------------------------------------------------------------------
+case(nn_ops.MatMul, "2-D", lambda a, b: a @ b, inputs(normal(3, 4), normal(4, 5)))
+case(nn_ops.MatMul, "broadcast batch", lambda a, b: a @ b, inputs(normal(2, 1, 3, 4), normal(3, 4, 2)))
+case(nn_ops.MatMul, "transposed operands", lambda a, b: a @ b, inputs(transposed(3, 4), transposed(2, 4, 5)))
+case(nn_ops.MatMul, "vector @ matrix", lambda a, b: a @ b, inputs(normal(4), normal(2, 4, 3)))
+case(nn_ops.MatMul, "matrix @ vector", lambda a, b: a @ b, inputs(normal(3, 4), normal(4)))
+case(nn_ops.MatMul, "vector @ vector", lambda a, b: a @ b, inputs(normal(4), strided(4)))
+case(nn_ops.Softmax, "last axis", lambda a: a.softmax(-1), inputs(normal(2, 3, 5)))
+case(nn_ops.Softmax, "axis 1, non-contiguous", lambda a: a.softmax(1), inputs(transposed(2, 4, 3)))
+case(nn_ops.Softmax, "mask with an empty row", lambda a: a.softmax(-1, mask=np.array([[True, False, True], [False, False, False]])),
+     inputs(normal(2, 2, 3)))
+case(nn_ops.LogSoftmax, "last axis", lambda a: a.log_softmax(-1), inputs(normal(3, 5)))
+case(nn_ops.LogSoftmax, "axis 0", lambda a: a.log_softmax(0), inputs(strided(4, 3)))
+case(nn_ops.CrossEntropy, "(N, C)", lambda z: ta.cross_entropy(z, np.array([0, 3, 1, 3])), inputs(normal(4, 5)))
+case(nn_ops.CrossEntropy, "(B, T, C), ignore_index", lambda z: ta.cross_entropy(z, np.array([[1, 0, -1], [2, -1, -1]]), ignore_index=-1),
+     inputs(normal(2, 3, 4)))

@@ -1,0 +1,19 @@
+"""Undo broadcasting: the one place where a gradient is summed back to its input's shape.
+
+If forward broadcast an input of shape (3, 1) against (2, 3, 4), each input element was used
+once per copy, so its gradient is the sum over the copies: over the new leading axes and over
+every axis where the input had size 1.
+"""
+
+
+def unbroadcast(grad, shape):
+    """Sum `grad` down to `shape`, the shape the input had before numpy broadcast it."""
+    if grad.shape == shape:
+        return grad
+    extra = grad.ndim - len(shape)
+    if extra:
+        grad = grad.sum(axis=tuple(range(extra)))
+    kept_ones = tuple(axis for axis, size in enumerate(shape) if size == 1 and grad.shape[axis] != 1)
+    if kept_ones:
+        grad = grad.sum(axis=kept_ones, keepdims=True)
+    return grad.reshape(shape)

@@ -1,0 +1,232 @@
+"""Element-wise ops. Each backward sits under its forward, with its derivative in the docstring.
+
+Notation: y is the output, g = dL/dy the gradient arriving from above, and every returned
+gradient is dL/d(input). Binary ops broadcast, so their gradients pass through `unbroadcast`.
+"""
+import numpy as np
+
+from .broadcast import unbroadcast
+from .function import Function
+from .errors import ShapeError
+
+
+def _broadcast_error(op, symbol, a, b):
+    return ShapeError(
+        f"{op}: {a.shape} {symbol} {b.shape}: shapes do not broadcast (aligned from the last "
+        "axis, each pair of sizes must be equal or 1)"
+    )
+
+
+class Add(Function):
+    """y = a + b;  dL/da = g,  dL/db = g  (each summed back over broadcast axes)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = a.shape, b.shape
+        try:
+            return a + b
+        except ValueError:
+            raise _broadcast_error("add", "+", a, b) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        shape_a, shape_b = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(g, shape_a) if need_a else None,
+                unbroadcast(g, shape_b) if need_b else None)
+
+
+class Sub(Function):
+    """y = a - b;  dL/da = g,  dL/db = -g."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = a.shape, b.shape
+        try:
+            return a - b
+        except ValueError:
+            raise _broadcast_error("sub", "-", a, b) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        shape_a, shape_b = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(g, shape_a) if need_a else None,
+                unbroadcast(-g, shape_b) if need_b else None)
+
+
+class Mul(Function):
+    """y = a * b;  dL/da = g * b,  dL/db = g * a."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        try:
+            return a * b
+        except ValueError:
+            raise _broadcast_error("mul", "*", a, b) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(g * b, a.shape) if need_a else None,
+                unbroadcast(g * a, b.shape) if need_b else None)
+
+
+class Div(Function):
+    """y = a / b;  dL/da = g / b,  dL/db = -g * a / b^2 = -g * y / b."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        try:
+            y = a / b
+        except ValueError:
+            raise _broadcast_error("div", "/", a, b) from None
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, y = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(g / b, a.shape) if need_a else None,
+                unbroadcast(-g * y / b, b.shape) if need_b else None)
+
+
+class Neg(Function):
+    """y = -x;  dL/dx = -g."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return -x
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class Pow(Function):
+    """y = x ** p for a number p;  dL/dx = g * p * x ** (p - 1)."""
+
+    @staticmethod
+    def forward(ctx, x, p):
+        ctx.save_for_backward(x)
+        ctx.p = p
+        # Keep x's dtype: a Python float exponent must not turn float32 into float64.
+        return np.power(x, x.dtype.type(p)) if x.dtype.kind == "f" else np.power(x, p)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        p = x.dtype.type(ctx.p)
+        return g * p * np.power(x, p - 1), None
+
+
+class Exp(Function):
+    """y = exp(x);  dL/dx = g * y."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.exp(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+class Log(Function):
+    """y = log(x);  dL/dx = g / x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.log(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / x
+
+
+class Sqrt(Function):
+    """y = sqrt(x);  dL/dx = g / (2 y)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.sqrt(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g / (2 * y)
+
+
+class Tanh(Function):
+    """y = tanh(x);  dL/dx = g * (1 - y^2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.tanh(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * (1 - y * y)
+
+
+class Sigmoid(Function):
+    """y = 1 / (1 + exp(-x));  dL/dx = g * y * (1 - y).
+
+    Written with e = exp(-|x|) <= 1, so no exp overflows even at x = +-1000:
+    y = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0.
+    """
+
+    @staticmethod
+    def forward(ctx, x):
+        e = np.exp(-np.abs(x))
+        y = np.where(x >= 0, 1, e) / (1 + e)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * (1 - y)
+
+
+class Relu(Function):
+    """y = max(x, 0);  dL/dx = g where x > 0, else 0 (the kink at 0 takes 0, as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        positive = x > 0
+        ctx.save_for_backward(positive)
+        return np.where(positive, x, 0).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (positive,) = ctx.saved_tensors
+        return np.where(positive, g, 0).astype(g.dtype, copy=False)
+
+
+class Cast(Function):
+    """y = x in another float dtype;  dL/dx = g in x's dtype (a cast is the identity map)."""
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        if x.dtype.kind not in "fiub":
+            raise TypeError(f"cast: cannot convert {x.dtype}")
+        ctx.dtype = x.dtype
+        return x.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.astype(ctx.dtype), None

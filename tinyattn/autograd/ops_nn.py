@@ -1,0 +1,172 @@
+"""The heavy ops: matmul, softmax, log-softmax and the fused cross-entropy.
+
+They call the kernels in tinyattn/ops (a Numba kernel beside a numpy reference for each), so
+this file holds only the calculus; the loops live there.
+"""
+import numpy as np
+
+from ..ops.matmul import matmul
+from ..ops.softmax import log_softmax, log_softmax_backward, softmax, softmax_backward
+from .broadcast import unbroadcast
+from .errors import ShapeError
+from .function import Function
+
+
+def _matmul_shapes(a_shape, b_shape):
+    """Check a @ b before any kernel runs; name the op and both shapes on failure."""
+    if len(a_shape) == 0 or len(b_shape) == 0:
+        raise ShapeError(f"matmul: {a_shape} @ {b_shape}: scalars have no matrix product; use *")
+    inner_a = a_shape[-1]
+    inner_b = b_shape[0] if len(b_shape) == 1 else b_shape[-2]
+    if inner_a != inner_b:
+        raise ShapeError(f"matmul: {a_shape} @ {b_shape}: inner sizes {inner_a} and {inner_b} differ")
+    try:
+        np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    except ValueError:
+        raise ShapeError(
+            f"matmul: {a_shape} @ {b_shape}: batch dims {a_shape[:-2]} and {b_shape[:-2]} do not broadcast"
+        ) from None
+
+
+class MatMul(Function):
+    """y = a @ b, batched with broadcast batch dims;  dL/da = g @ b^T,  dL/db = a^T @ g.
+
+    (y_ij = sum_k a_ik b_kj, so dy_ij/da_ik = b_kj and dy_ij/db_kj = a_ik.) A 1-D operand is a
+    row (left) or column (right) vector, as in numpy, and loses that axis in y again.
+    """
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _matmul_shapes(a.shape, b.shape)
+        ctx.shapes = a.shape, b.shape
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        ctx.save_for_backward(a2, b2)
+        y = matmul(a2, b2) if a.dtype.kind == "f" else np.matmul(a2, b2)
+        if b.ndim == 1:
+            y = y[..., 0]
+        if a.ndim == 1:
+            y = y[..., 0, :] if b.ndim > 1 else y[..., 0]
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        a2, b2 = ctx.saved_tensors
+        shape_a, shape_b = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        # Give g back the axes that 1-D operands dropped, so it is (..., n, m) again.
+        if len(shape_b) == 1:
+            g = g[..., None]
+        if len(shape_a) == 1:
+            g = g[..., None, :]
+        grad_a = grad_b = None
+        if need_a:
+            grad_a = unbroadcast(matmul(g, b2.swapaxes(-1, -2)), a2.shape).reshape(shape_a)
+        if need_b:
+            grad_b = unbroadcast(matmul(a2.swapaxes(-1, -2), g), b2.shape).reshape(shape_b)
+        return grad_a, grad_b
+
+
+class Softmax(Function):
+    """y = exp(x) / sum(exp(x)) along `axis`, over the places where mask is True (else 0).
+
+    dL/dx = y * (g - sum(g * y)): the Jacobian is diag(y) - y y^T. A row with nothing to
+    attend gives zeros, never NaN, and masked places get zero gradient since y = 0 there.
+    """
+
+    @staticmethod
+    def forward(ctx, x, axis, mask):
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_:
+                raise TypeError(f"softmax: the mask must be bool (True = may attend), got {mask.dtype}")
+            try:
+                mask = np.broadcast_to(mask, x.shape)
+            except ValueError:
+                raise ShapeError(f"softmax: mask {mask.shape} does not broadcast to the scores' {x.shape}") from None
+            mask = np.moveaxis(mask, axis, -1)
+        y = softmax(np.moveaxis(x, axis, -1), mask)
+        ctx.save_for_backward(y)
+        ctx.axis = axis
+        return np.moveaxis(y, -1, axis)
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        dx = softmax_backward(y, np.moveaxis(g, ctx.axis, -1))
+        return np.moveaxis(dx, -1, ctx.axis), None, None
+
+
+class LogSoftmax(Function):
+    """y = x - log(sum(exp(x))) along `axis`;  dL/dx = g - softmax(x) * sum(g) = g - exp(y) * sum(g)."""
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        y = log_softmax(np.moveaxis(x, axis, -1))
+        ctx.save_for_backward(y)
+        ctx.axis = axis
+        return np.moveaxis(y, -1, axis)
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        dx = log_softmax_backward(y, np.moveaxis(g, ctx.axis, -1))
+        return np.moveaxis(dx, -1, ctx.axis), None
+
+
+class CrossEntropy(Function):
+    """L = mean over kept targets t of -log softmax(logits)[t], classes on the last axis.
+
+    dL/dlogits = (softmax(logits) - onehot(t)) / n_kept on kept rows, 0 on ignored ones.
+    Fused: one log-softmax, no one-hot matrix in the forward. If every target is ignored the
+    loss is 0 with zero gradient (PyTorch gives NaN), so a batch of padding cannot poison training.
+    """
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index):
+        target = _check_targets(logits, target, ignore_index)
+        classes = logits.shape[-1]
+        log_probs = log_softmax(logits.reshape(-1, classes))
+        flat_target = target.reshape(-1)
+        kept = flat_target != ignore_index if ignore_index is not None else np.ones(flat_target.shape, bool)
+        safe_target = np.where(kept, flat_target, 0)
+        rows = np.arange(flat_target.size)
+        count = int(kept.sum())
+        picked = log_probs[rows, safe_target]
+        loss = -np.sum(picked[kept]) / max(count, 1)
+        ctx.save_for_backward(log_probs, safe_target, kept)
+        ctx.meta = logits.shape, count
+        return np.asarray(loss, dtype=logits.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        log_probs, safe_target, kept = ctx.saved_tensors
+        shape, count = ctx.meta
+        grad = np.exp(log_probs)
+        grad[np.arange(safe_target.size), safe_target] -= 1
+        grad *= (kept[:, None] * (g / max(count, 1))).astype(grad.dtype)
+        return grad.reshape(shape), None, None
+
+
+def _check_targets(logits, target, ignore_index):
+    target = np.asarray(target)
+    if logits.ndim < 2:
+        raise ShapeError(f"cross_entropy: logits {logits.shape} need a class axis last, as (N, C) or (B, T, C)")
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: targets must be integer class indices, got {target.dtype}")
+    if target.shape != logits.shape[:-1]:
+        raise ShapeError(
+            f"cross_entropy: logits {logits.shape} need targets of shape {logits.shape[:-1]}, got {target.shape}"
+        )
+    classes = logits.shape[-1]
+    real = target[target != ignore_index] if ignore_index is not None else target
+    if real.size and (real.min() < 0 or real.max() >= classes):
+        bad = real[(real < 0) | (real >= classes)][0]
+        raise IndexError(f"cross_entropy: target {bad} is not a class index in [0, {classes})")
+    return target
+
+
+def cross_entropy(logits, target, ignore_index=None):
+    """Mean cross-entropy of `logits` (..., C) against integer `target` (...), one graph node."""
+    target = target.data if hasattr(target, "data") and not isinstance(target, np.ndarray) else target
+    return CrossEntropy.apply(logits, np.asarray(target), ignore_index)

@@ -1,0 +1,190 @@
+"""Ops that move, pick or join elements without arithmetic.
+
+Their backward puts each gradient element back where its value came from: reshape back,
+permute back, scatter into zeros (getitem), split (cat, stack), route by the condition (where).
+"""
+import numpy as np
+
+from .broadcast import unbroadcast
+from .errors import ShapeError
+from .function import Function
+
+
+class Reshape(Function):
+    """y = x viewed with another shape;  dL/dx = g reshaped to x's shape."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x.shape
+        try:
+            return x.reshape(shape)
+        except ValueError:
+            raise ShapeError(
+                f"reshape: cannot view {x.shape} ({x.size} elements) as {tuple(shape)}"
+            ) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.shape), None
+
+
+class Permute(Function):
+    """y = x with its axes in `order`;  dL/dx = g with the inverse order."""
+
+    @staticmethod
+    def forward(ctx, x, order):
+        if sorted(order) != list(range(x.ndim)):
+            raise ShapeError(f"permute: {tuple(order)} is not an order of the {x.ndim} axes of {x.shape}")
+        ctx.order = order
+        return np.transpose(x, order)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.transpose(g, np.argsort(ctx.order)), None
+
+
+def _is_advanced(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(part, (np.ndarray, list)) for part in parts)
+
+
+class GetItem(Function):
+    """y = x[index];  dL/dx = zeros with g added at the picked places.
+
+    Integer-array indices may pick one element several times (an embedding lookup of a
+    repeated word): np.add.at adds every copy's gradient, where plain assignment keeps one.
+    """
+
+    @staticmethod
+    def forward(ctx, x, index):
+        if isinstance(index, list):
+            index = np.asarray(index)
+        elif isinstance(index, tuple):
+            index = tuple(np.asarray(p) if isinstance(p, list) else p for p in index)
+        ctx.meta = x.shape, index, _is_advanced(index)
+        try:
+            return x[index]
+        except IndexError as error:
+            raise IndexError(f"getitem on a tensor of shape {x.shape}: {error}") from None
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, index, advanced = ctx.meta
+        grad = np.zeros(shape, g.dtype)
+        if advanced:
+            np.add.at(grad, index, g)
+        else:
+            grad[index] = g
+        return grad, None
+
+
+class Cat(Function):
+    """y = tensors joined along an existing axis;  dL/d(tensor i) = its slice of g."""
+
+    @staticmethod
+    def forward(ctx, axis, *arrays):
+        _check_same_shapes("cat", arrays, skip_axis=axis)
+        ctx.axis = axis
+        ctx.bounds = np.cumsum([a.shape[axis] for a in arrays])[:-1]
+        return np.concatenate(arrays, axis=axis)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None, *np.split(g, ctx.bounds, axis=ctx.axis))
+
+
+class Stack(Function):
+    """y = tensors stacked along a new axis;  dL/d(tensor i) = g taken at index i of that axis."""
+
+    @staticmethod
+    def forward(ctx, axis, *arrays):
+        _check_same_shapes("stack", arrays, skip_axis=None)
+        ctx.axis = axis
+        return np.stack(arrays, axis=axis)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None, *(np.take(g, i, axis=ctx.axis) for i in range(g.shape[ctx.axis])))
+
+
+def _check_same_shapes(op, arrays, skip_axis):
+    if not arrays:
+        raise ValueError(f"{op}: needs at least one tensor")
+    first = arrays[0].shape
+    for i, array in enumerate(arrays[1:], start=1):
+        a, b = list(first), list(array.shape)
+        if skip_axis is not None and len(a) == len(b) and skip_axis < len(a):
+            a[skip_axis] = b[skip_axis] = None
+        if a != b:
+            what = f"all sizes but axis {skip_axis}" if skip_axis is not None else "all shapes"
+            raise ShapeError(f"{op}: tensor {i} has shape {array.shape}, tensor 0 has {first}; {what} must match")
+
+
+class Where(Function):
+    """y = a where cond else b;  dL/da = g where cond else 0,  dL/db = g where not cond else 0."""
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        ctx.meta = cond, a.shape, b.shape
+        try:
+            return np.where(cond, a, b)
+        except ValueError:
+            raise ShapeError(f"where: cond {cond.shape}, a {a.shape}, b {b.shape} do not broadcast") from None
+
+    @staticmethod
+    def backward(ctx, g):
+        cond, shape_a, shape_b = ctx.meta
+        _, need_a, need_b = ctx.needs_input_grad
+        zero = g.dtype.type(0)
+        return (None,
+                unbroadcast(np.where(cond, g, zero), shape_a) if need_a else None,
+                unbroadcast(np.where(cond, zero, g), shape_b) if need_b else None)
+
+
+class MaskedFill(Function):
+    """y = value where mask else x;  dL/dx = g where not mask else 0 (the filled places are constants)."""
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        try:
+            full_mask = np.broadcast_to(mask, x.shape)
+        except ValueError:
+            raise ShapeError(f"masked_fill: mask {mask.shape} does not broadcast to the tensor's {x.shape}") from None
+        ctx.save_for_backward(full_mask)
+        return np.where(full_mask, x.dtype.type(value), x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        return np.where(mask, g.dtype.type(0), g), None, None
+
+
+# --- the user-facing spellings: ta.cat, ta.stack, ta.where ------------------------------
+
+def cat(tensors, axis=0):
+    """Join tensors along an existing axis."""
+    tensors = list(tensors)
+    return Cat.apply(_axis(axis, tensors[0].ndim if tensors else 1, "cat"), *tensors)
+
+
+def stack(tensors, axis=0):
+    """Stack tensors of one shape along a new axis."""
+    tensors = list(tensors)
+    return Stack.apply(_axis(axis, (tensors[0].ndim if tensors else 0) + 1, "stack"), *tensors)
+
+
+def where(cond, a, b):
+    """a where cond is True, else b (a or b may be numbers)."""
+    from .tensor import Tensor, _operand
+
+    cond = np.asarray(cond.data if isinstance(cond, Tensor) else cond)
+    if cond.dtype != np.bool_:
+        raise TypeError(f"where: cond must be bool, got {cond.dtype}")
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else Tensor(a)
+    return Where.apply(cond, _operand(like, a), _operand(like, b))
+
+
+def _axis(axis, ndim, op):
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{op}: axis {axis} is out of range for {ndim} dims")
+    return axis % ndim

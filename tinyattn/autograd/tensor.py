@@ -1,0 +1,344 @@
+"""`Tensor`: a numpy array that remembers how it was made, so it can be differentiated.
+
+A tensor holds `.data` (a numpy array), `.requires_grad`, and, once `backward()` has run,
+`.grad` (an array of the same shape and dtype). A tensor made by an op also points at its
+graph node (`_ctx`, see function.py); a leaf (made by the user) points at none.
+
+dtype rules: Python float lists give float32, int lists int64, an ndarray keeps its dtype;
+Python and numpy scalars never change a tensor's dtype; float32 and float64 tensors in one op
+raise a TypeError (convert with .double() / .float()).
+"""
+import numbers
+
+import numpy as np
+
+
+class Tensor:
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "__weakref__")
+
+    # Make numpy defer to Tensor's reflected operators (ndarray * tensor -> Tensor.__rmul__).
+    __array_priority__ = 1000
+
+    def __init__(self, data, requires_grad=False, dtype=None):
+        self.data = _to_array(data, dtype)
+        self.grad = None
+        self._ctx = None
+        self._out_index = 0
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def requires_grad_(self, flag=True):
+        """Ask for (or stop asking for) this tensor's gradient; returns self."""
+        if flag and self.data.dtype.kind != "f":
+            raise TypeError(
+                f"requires_grad=True needs a floating tensor, got {self.data.dtype}; "
+                "only real-valued tensors have gradients (make it with .astype / a float list)"
+            )
+        self.requires_grad = bool(flag)
+        return self
+
+    # --- what a tensor is ---------------------------------------------------------------
+    shape = property(lambda self: self.data.shape)
+    dtype = property(lambda self: self.data.dtype)
+    ndim = property(lambda self: self.data.ndim)
+    size = property(lambda self: self.data.size)
+    is_leaf = property(lambda self: self._ctx is None)
+
+    @property
+    def grad_fn(self):
+        """Name of the Function that made this tensor, or None for a leaf."""
+        ctx = self._ctx
+        return None if ctx is None else getattr(ctx, "fn_name", None) or ctx.fn.__name__
+
+    def __len__(self):
+        return len(self.data)
+
+    def __repr__(self):
+        body = np.array2string(self.data, separator=", ", prefix="tensor(")
+        extra = ""
+        if self.data.dtype not in (np.float32, np.int64, np.bool_):
+            extra += f", dtype={self.data.dtype}"
+        if self.grad_fn is not None:
+            extra += f", grad_fn=<{self.grad_fn}>"
+        elif self.requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    # --- leaving the graph ----------------------------------------------------------------
+    def numpy(self):
+        """The underlying array (shared, not copied)."""
+        return self.data
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def item(self):
+        """The single element as a Python number (for logging a loss: keeps no graph alive)."""
+        if self.data.size != 1:
+            raise ValueError(f"item: tensor of shape {self.data.shape} has {self.data.size} elements, not 1")
+        return self.data.item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __bool__(self):
+        return bool(self.data)
+
+    def detach(self):
+        """The same data as a new leaf with no history: gradients stop here."""
+        return wrap(self.data)
+
+    # --- the backward pass ----------------------------------------------------------------
+    def backward(self, grad=None, retain_graph=False):
+        """Compute d(self)/d(leaf) for every leaf that requires grad, into leaf.grad.
+
+        `self` must be a scalar, or `grad` (same shape as self) gives the upstream gradient.
+        The graph is freed afterwards unless retain_graph=True.
+        """
+        from .engine import backward
+
+        if not self.requires_grad:
+            raise RuntimeError(
+                "backward: this tensor does not require grad, so there is nothing to differentiate "
+                "(was it made under no_grad(), or from inputs without requires_grad=True?)"
+            )
+        if grad is None:
+            if self.data.size != 1:
+                raise RuntimeError(
+                    f"backward: output has shape {self.data.shape}; backward() without a gradient "
+                    f"needs a scalar. Pass one of shape {self.data.shape}: y.backward(grad)"
+                )
+            grad = np.ones(self.data.shape, self.data.dtype)
+        else:
+            grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=self.data.dtype)
+            if grad.shape != self.data.shape:
+                raise ValueError(
+                    f"backward: gradient of shape {grad.shape} for an output of shape {self.data.shape}"
+                )
+        backward([self], [grad], retain_graph=retain_graph)
+
+    # --- operators (the Functions live in ops_*.py) ------------------------------------
+    def __add__(self, other):
+        return _ew.Add.apply(self, _operand(self, other))
+
+    def __radd__(self, other):
+        return _ew.Add.apply(_operand(self, other), self)
+
+    def __sub__(self, other):
+        return _ew.Sub.apply(self, _operand(self, other))
+
+    def __rsub__(self, other):
+        return _ew.Sub.apply(_operand(self, other), self)
+
+    def __mul__(self, other):
+        return _ew.Mul.apply(self, _operand(self, other))
+
+    def __rmul__(self, other):
+        return _ew.Mul.apply(_operand(self, other), self)
+
+    def __truediv__(self, other):
+        return _ew.Div.apply(self, _operand(self, other))
+
+    def __rtruediv__(self, other):
+        return _ew.Div.apply(_operand(self, other), self)
+
+    def __neg__(self):
+        return _ew.Neg.apply(self)
+
+    def __pow__(self, exponent):
+        if not isinstance(exponent, numbers.Real) or isinstance(exponent, np.ndarray):
+            raise TypeError(
+                f"pow: the exponent must be a number, got {type(exponent).__name__}; "
+                "for a tensor exponent write exp(b * log(a))"
+            )
+        return _ew.Pow.apply(self, float(exponent))
+
+    def __matmul__(self, other):
+        return _nn.MatMul.apply(self, _operand(self, other))
+
+    def __rmatmul__(self, other):
+        return _nn.MatMul.apply(_operand(self, other), self)
+
+    # Comparisons give bool tensors that carry no gradient.
+    def __lt__(self, other):
+        return wrap(self.data < _raw(other))
+
+    def __le__(self, other):
+        return wrap(self.data <= _raw(other))
+
+    def __gt__(self, other):
+        return wrap(self.data > _raw(other))
+
+    def __ge__(self, other):
+        return wrap(self.data >= _raw(other))
+
+    def __eq__(self, other):
+        return wrap(self.data == _raw(other))
+
+    def __ne__(self, other):
+        return wrap(self.data != _raw(other))
+
+    __hash__ = object.__hash__
+
+    def __getitem__(self, index):
+        return _shape.GetItem.apply(self, _raw_index(index))
+
+    # --- methods ------------------------------------------------------------------------
+    def exp(self):
+        return _ew.Exp.apply(self)
+
+    def log(self):
+        return _ew.Log.apply(self)
+
+    def sqrt(self):
+        return _ew.Sqrt.apply(self)
+
+    def tanh(self):
+        return _ew.Tanh.apply(self)
+
+    def sigmoid(self):
+        return _ew.Sigmoid.apply(self)
+
+    def relu(self):
+        return _ew.Relu.apply(self)
+
+    def sum(self, axis=None, keepdims=False):
+        return _reduce.Sum.apply(self, _axes(axis, self.ndim, "sum"), keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return _reduce.Mean.apply(self, _axes(axis, self.ndim, "mean"), keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return _reduce.Max.apply(self, _axes(axis, self.ndim, "max"), keepdims)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _shape.Reshape.apply(self, shape)
+
+    view = reshape
+
+    def unsqueeze(self, axis):
+        axis = axis if axis >= 0 else axis + self.ndim + 1
+        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
+
+    def transpose(self, axis_a=-2, axis_b=-1):
+        """Swap two axes (PyTorch's transpose); `.T` reverses them all."""
+        order = list(range(self.ndim))
+        a, b = _axes(axis_a, self.ndim, "transpose")[0], _axes(axis_b, self.ndim, "transpose")[0]
+        order[a], order[b] = order[b], order[a]
+        return _shape.Permute.apply(self, tuple(order))
+
+    def permute(self, *order):
+        if len(order) == 1 and isinstance(order[0], (tuple, list)):
+            order = tuple(order[0])
+        return _shape.Permute.apply(self, _axes(order, self.ndim, "permute"))
+
+    @property
+    def T(self):
+        return _shape.Permute.apply(self, tuple(reversed(range(self.ndim))))
+
+    def softmax(self, axis=-1, mask=None):
+        return _nn.Softmax.apply(self, _axes(axis, self.ndim, "softmax")[0], _raw(mask))
+
+    def log_softmax(self, axis=-1):
+        return _nn.LogSoftmax.apply(self, _axes(axis, self.ndim, "log_softmax")[0])
+
+    def masked_fill(self, mask, value):
+        """Put `value` where `mask` is True (as PyTorch); those places get no gradient."""
+        return _shape.MaskedFill.apply(self, _bool_mask(mask, "masked_fill"), float(value))
+
+    def double(self):
+        return _ew.Cast.apply(self, np.float64)
+
+    def float(self):
+        return _ew.Cast.apply(self, np.float32)
+
+
+def wrap(array):
+    """A Tensor around `array` as it is (no copy, no dtype rules): how ops return results."""
+    tensor = Tensor.__new__(Tensor)
+    tensor.data = array if isinstance(array, np.ndarray) else np.asarray(array)
+    tensor.grad = None
+    tensor.requires_grad = False
+    tensor._ctx = None
+    tensor._out_index = 0
+    return tensor
+
+
+def tensor(data, requires_grad=False, dtype=None):
+    """A new leaf tensor holding a copy of `data` (see the dtype rules at the top)."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _to_array(data, dtype):
+    if isinstance(data, Tensor):
+        data = data.data
+    if isinstance(data, (np.ndarray, np.generic)):
+        array = np.array(data, dtype=dtype, copy=True)  # keeps the layout (order="K")
+    else:
+        array = np.array(data, dtype=dtype)
+        if dtype is None:
+            if array.dtype.kind == "f":
+                array = array.astype(np.float32)
+            elif array.dtype.kind in "iu":
+                array = array.astype(np.int64)
+    if array.dtype.kind not in "fiub":
+        raise TypeError(f"tensor: cannot hold data of dtype {array.dtype} (numbers or bools only)")
+    return array
+
+
+def _operand(tensor_, other):
+    """The other side of a binary op as a Tensor that leaves `tensor_`'s dtype alone."""
+    if isinstance(other, Tensor):
+        if tensor_.data.dtype.kind == "f" and other.data.dtype.kind in "iub":
+            return wrap(other.data.astype(tensor_.data.dtype))  # ints join floats, as in PyTorch
+        return other
+    if isinstance(other, np.ndarray):
+        if other.ndim == 0:
+            other = other.item()
+        else:
+            return wrap(other)
+    if isinstance(other, np.generic):
+        other = other.item()
+    if isinstance(other, (bool, int, float)):
+        # A Python number is "weak" (NEP 50): float32 * 2.5 stays float32.
+        return wrap(np.asarray(other, dtype=np.result_type(tensor_.data.dtype, other)))
+    raise TypeError(f"cannot combine a Tensor with {type(other).__name__}")
+
+
+def _raw(value):
+    return value.data if isinstance(value, Tensor) else value
+
+
+def _raw_index(index):
+    if isinstance(index, tuple):
+        return tuple(_raw(part) for part in index)
+    return _raw(index)
+
+
+def _bool_mask(mask, op):
+    mask = np.asarray(_raw(mask))
+    if mask.dtype != np.bool_:
+        raise TypeError(f"{op}: the mask must be bool (True = fill), got {mask.dtype}")
+    return mask
+
+
+def _axes(axis, ndim, op):
+    """Normalise an axis (or tuple of axes, or None) to a tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    result = []
+    for a in axes:
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims")
+        result.append(a % ndim if ndim else 0)
+    return tuple(result)
+
+
+from . import ops_elementwise as _ew  # noqa: E402  (the ops need Tensor defined first)
+from . import ops_nn as _nn  # noqa: E402
+from . import ops_reduce as _reduce  # noqa: E402
+from . import ops_shape as _shape  # noqa: E402
