@@ -21,6 +21,8 @@ def backward(roots, root_grads, retain_graph=False):
             if root.requires_grad:
                 _accumulate_leaf(root, grad, "backward")
             continue
+        if root._ctx.freed:
+            raise RuntimeError(_freed_message(root._ctx))
         slots = pending.setdefault(root._ctx, [None] * len(root._ctx.output_meta))
         index = root._out_index
         slots[index] = grad if slots[index] is None else slots[index] + grad

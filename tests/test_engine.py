@@ -1,0 +1,132 @@
+"""The backward walk: deep graphs, shared nodes, freeing, no_grad and detach."""
+import sys
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+
+
+def test_a_6000_op_chain_backprops_under_the_default_recursion_limit():
+    assert sys.getrecursionlimit() <= 10_000
+    x = ta.tensor([0.5], requires_grad=True)
+    y = x
+    for _ in range(6000):
+        y = y * 1.0001
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad, [1.0001 ** 6000], rtol=1e-3)
+
+
+def test_a_5000_step_rnn_shares_one_weight_across_every_step(rng):
+    w = ta.tensor(rng.standard_normal((4, 4)) * 0.3, requires_grad=True)
+    u = ta.tensor(rng.standard_normal((3, 4)) * 0.3, requires_grad=True)
+    xs = rng.standard_normal((5000, 2, 3))
+    h = ta.zeros(2, 4, dtype=np.float64)
+    for x in xs:
+        h = (ta.tensor(x) @ u + h @ w).tanh()
+    h.sum().backward()
+    assert w.grad.shape == (4, 4) and np.isfinite(w.grad).all() and np.abs(w.grad).sum() > 0
+
+
+def test_shared_weight_gradient_is_the_sum_over_its_uses(rng):
+    # d/dw sum(tanh(tanh(x w) w)) computed with the engine vs the same with two separate weights.
+    x = rng.standard_normal((2, 3))
+    w0 = rng.standard_normal((3, 3))
+    shared = ta.tensor(w0, requires_grad=True)
+    ((ta.tensor(x) @ shared).tanh() @ shared).tanh().sum().backward()
+    first, second = ta.tensor(w0, requires_grad=True), ta.tensor(w0, requires_grad=True)
+    ((ta.tensor(x) @ first).tanh() @ second).tanh().sum().backward()
+    np.testing.assert_allclose(shared.grad, first.grad + second.grad, rtol=1e-12)
+
+
+def test_x_times_x_counts_both_uses():
+    x = ta.tensor([3.0], requires_grad=True)
+    (x * x).backward(np.ones(1))
+    np.testing.assert_array_equal(x.grad, [6.0])
+
+
+def test_gradients_accumulate_across_backward_calls_until_cleared():
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad, [5.0, 5.0])
+
+
+def test_only_leaves_that_ask_get_a_gradient():
+    x = ta.tensor([1.0], requires_grad=True)
+    c = ta.tensor([2.0])
+    y = x * c
+    (y * y).sum().backward()
+    assert c.grad is None and y.grad is None and x.grad is not None
+
+
+def test_second_backward_through_a_freed_graph_is_a_clear_error():
+    x = ta.tensor([1.0], requires_grad=True)
+    y = (x.exp() * 2).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="second time.*retain_graph=True"):
+        y.backward()
+
+
+def test_retain_graph_allows_a_second_backward():
+    x = ta.tensor([1.0], requires_grad=True)
+    y = (x.exp() * 2).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad, [4 * np.e], rtol=1e-6)
+
+
+def test_freeing_releases_saved_arrays():
+    x = ta.tensor(np.ones(3), requires_grad=True)
+    y = x.exp()
+    node = y._ctx
+    y.sum().backward()
+    assert node.freed and not hasattr(node, "_saved")
+
+
+def test_non_scalar_backward_needs_a_gradient_of_the_outputs_shape():
+    y = ta.tensor(np.ones((2, 3)), requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match=r"shape \(2, 3\).*needs a scalar"):
+        y.backward()
+    with pytest.raises(ValueError, match=r"gradient of shape \(3,\) for an output of shape \(2, 3\)"):
+        y.backward(np.ones(3))
+
+
+def test_backward_on_a_tensor_without_grad_explains_why():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        ta.ones(2).sum().backward()
+
+
+def test_no_grad_builds_no_graph_and_detach_cuts_it():
+    x = ta.tensor([1.0], requires_grad=True)
+    with ta.no_grad():
+        y = x * 2
+    assert not y.requires_grad and y._ctx is None
+    z = (x * 2).detach() * x
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad, [2.0])
+
+
+def test_unused_output_of_a_two_output_function_gets_a_zero_gradient():
+    class SplitSquare(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x, 3 * x
+
+        @staticmethod
+        def backward(ctx, g_square, g_triple):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g_square + 3 * g_triple
+
+    x = ta.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    square, triple = SplitSquare.apply(x)
+    triple.sum().backward()
+    np.testing.assert_array_equal(x.grad, [3.0, 3.0])
+    assert ta.gradcheck(lambda x: SplitSquare.apply(x), (ta.tensor(np.array([0.5, -1.0]), requires_grad=True),))
+
+
+def test_getitem_backward_adds_repeated_indices():
+    w = ta.tensor(np.zeros((3, 2)), requires_grad=True)
+    w[np.array([0, 0, 2, 0])].sum().backward()
+    np.testing.assert_array_equal(w.grad, [[3, 3], [0, 0], [1, 1]])
