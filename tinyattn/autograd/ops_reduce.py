@@ -8,11 +8,16 @@ import numpy as np
 from .function import Function
 
 
-def _expand(g, input_shape, axes, keepdims):
-    """g reshaped so that it broadcasts against the input: reduced axes back as size 1."""
-    if not keepdims:
-        g = np.expand_dims(g, axes)
-    return g
+def _kept_shape(shape, axes):
+    """The input's shape with the reduced axes as size 1: g in this shape broadcasts back."""
+    return tuple(1 if axis in axes else size for axis, size in enumerate(shape))
+
+
+def _spread(g, shape, kept_shape):
+    """g copied along the reduced axes to the input's shape (one allocation, no temporaries)."""
+    out = np.empty(shape, g.dtype)
+    out[...] = g.reshape(kept_shape)
+    return out
 
 
 class Sum(Function):
@@ -20,13 +25,12 @@ class Sum(Function):
 
     @staticmethod
     def forward(ctx, x, axes, keepdims):
-        ctx.meta = x.shape, axes, keepdims
+        ctx.shapes = x.shape, _kept_shape(x.shape, axes)
         return np.sum(x, axis=axes, keepdims=keepdims)
 
     @staticmethod
     def backward(ctx, g):
-        shape, axes, keepdims = ctx.meta
-        return np.broadcast_to(_expand(g, shape, axes, keepdims), shape), None, None
+        return _spread(g, *ctx.shapes), None, None
 
 
 class Mean(Function):
@@ -34,18 +38,13 @@ class Mean(Function):
 
     @staticmethod
     def forward(ctx, x, axes, keepdims):
-        ctx.meta = x.shape, axes, keepdims
-        count = 1
-        for axis in axes:
-            count *= x.shape[axis]
-        ctx.count = count
+        ctx.shapes = x.shape, _kept_shape(x.shape, axes)
+        ctx.count = max(1, x.size // max(1, int(np.prod(ctx.shapes[1]))))
         return np.mean(x, axis=axes, keepdims=keepdims)
 
     @staticmethod
     def backward(ctx, g):
-        shape, axes, keepdims = ctx.meta
-        g = _expand(g, shape, axes, keepdims) / g.dtype.type(ctx.count)
-        return np.broadcast_to(g, shape), None, None
+        return _spread(g / g.dtype.type(ctx.count), *ctx.shapes), None, None
 
 
 class Max(Function):
@@ -58,13 +57,13 @@ class Max(Function):
         y = np.max(x, axis=axes, keepdims=True)
         is_max = x == y
         ctx.save_for_backward(is_max)
-        ctx.meta = x.shape, axes, keepdims
+        ctx.meta = axes, y.shape
         return y if keepdims else np.squeeze(y, axis=axes)
 
     @staticmethod
     def backward(ctx, g):
         (is_max,) = ctx.saved_tensors
-        shape, axes, keepdims = ctx.meta
+        axes, kept_shape = ctx.meta
         ties = np.sum(is_max, axis=axes, keepdims=True)
-        g = _expand(g, shape, axes, keepdims)
-        return np.where(is_max, g / ties.astype(g.dtype), 0).astype(g.dtype, copy=False), None, None
+        share = g.reshape(kept_shape) / ties.astype(g.dtype)
+        return np.where(is_max, share, g.dtype.type(0)), None, None

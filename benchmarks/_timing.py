@@ -1,0 +1,37 @@
+"""Shared timing helper for the benchmark scripts: median of repeated best-effort runs."""
+import time
+
+
+def time_us(fn, min_time=0.05, repeats=7):
+    """Median over `repeats` runs of fn's mean time in microseconds (after a warm-up call)."""
+    fn()
+    loops, elapsed = 1, 0.0
+    while True:  # find a loop count that takes at least min_time
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time:
+            break
+        loops *= 2
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(loops):
+            fn()
+        samples.append((time.perf_counter() - start) / loops * 1e6)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def markdown_table(rows, columns):
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join(_fmt(row.get(c, "")) for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def _fmt(value):
+    if isinstance(value, float):
+        return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+    return str(value)
