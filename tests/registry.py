@@ -125,3 +125,20 @@ case(nn_ops.LogSoftmax, "axis 0", lambda a: a.log_softmax(0), inputs(strided(4, 
 case(nn_ops.CrossEntropy, "(N, C)", lambda z: ta.cross_entropy(z, np.array([0, 3, 1, 3])), inputs(normal(4, 5)))
 case(nn_ops.CrossEntropy, "(B, T, C), ignore_index", lambda z: ta.cross_entropy(z, np.array([[1, 0, -1], [2, -1, -1]]), ignore_index=-1),
      inputs(normal(2, 3, 4)))
+
+# --- layers (tinyattn.nn) ---------------------------------------------------------------------
+from tinyattn.nn import linear as lin  # noqa: E402
+
+_W = lambda rng: leaf(rng.standard_normal((3, 4)))  # noqa: E731  a (out=3, in=4) weight
+case(lin.LinearFunction, "(B, T, in) with bias", lambda x, w, b: lin.LinearFunction.apply(x, w, b),
+     inputs(normal(2, 5, 4), _W, normal(3)))
+case(lin.LinearFunction, "non-contiguous input, no bias", lambda x, w: lin.LinearFunction.apply(x, w, None),
+     inputs(transposed(6, 4), _W))
+# The padding row's gradient is zero by design (it is not the true gradient), so the sample
+# looks up other rows; test_nn.py checks that the padding row gets nothing.
+case(lin.EmbeddingFunction, "repeated indices",
+     lambda w: lin.EmbeddingFunction.apply(w, np.array([[1, 0, 3], [3, 3, 2]]), 4), inputs(normal(5, 3)))
+case(lin.LayerNormFunction, "last axis, affine",
+     lambda x, w, b: lin.LayerNormFunction.apply(x, w, b, (2,), 1e-5), inputs(normal(2, 3, 5), normal(5), normal(5)))
+case(lin.LayerNormFunction, "last two axes, no affine",
+     lambda x: lin.LayerNormFunction.apply(x, None, None, (1, 2), 1e-5), inputs(strided(2, 3, 4)))

@@ -1,0 +1,40 @@
+"""Layers as plain functions (PyTorch's torch.nn.functional), for when no weights are kept."""
+import numpy as np
+
+from ..autograd.creation import generator
+from ..autograd.ops_nn import cross_entropy
+from ..autograd.tensor import wrap
+
+__all__ = ["cross_entropy", "softmax", "log_softmax", "relu", "dropout"]
+
+
+def softmax(x, axis=-1, mask=None, dim=None):
+    """softmax along `axis` (or PyTorch's `dim`); mask True = may attend."""
+    return x.softmax(axis if dim is None else dim, mask=mask)
+
+
+def log_softmax(x, axis=-1, dim=None):
+    return x.log_softmax(axis if dim is None else dim)
+
+
+def relu(x):
+    return x.relu()
+
+
+def dropout(x, p=0.5, training=True):
+    """Zero each element with probability p and scale the rest by 1/(1-p), so the mean is kept.
+
+    Inactive (x itself) when not training or p = 0. The mask comes from tinyattn's generator,
+    so ta.manual_seed makes it repeat.
+    """
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0.0
+    keep = generator().random(x.shape) >= p
+    scale = np.asarray(1 / (1 - p), dtype=x.dtype)
+    return x * wrap(keep * scale)
+
+

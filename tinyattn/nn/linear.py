@@ -1,0 +1,169 @@
+"""Linear, Embedding and LayerNorm: each one graph node, forward and backward written by hand."""
+import math
+
+import numpy as np
+
+from ..autograd.creation import generator
+from ..autograd.errors import ShapeError
+from ..autograd.function import Function
+from ..ops.matmul import matmul
+from .module import Module, Parameter
+
+
+def _uniform(bound, *shape):
+    return generator().uniform(-bound, bound, shape).astype(np.float32)
+
+
+class LinearFunction(Function):
+    """y = x W^T + b over the last axis of x;  dL/dx = g W,  dL/dW = g^T x,  dL/db = sum of g.
+
+    (Leading axes are just more rows: x is flattened to (N, in) and g to (N, out).)
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+            raise ShapeError(
+                f"linear: input {x.shape} has {x.shape[-1] if x.ndim else 0} features on its last axis, "
+                f"the layer expects {weight.shape[1]} (weight {weight.shape})"
+            )
+        rows = x.reshape(-1, weight.shape[1])
+        ctx.save_for_backward(rows, weight)
+        ctx.x_shape = x.shape
+        y = matmul(rows, weight.T)
+        if bias is not None:
+            y += bias
+        return y.reshape(x.shape[:-1] + (weight.shape[0],))
+
+    @staticmethod
+    def backward(ctx, g):
+        rows, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        g_rows = np.ascontiguousarray(g).reshape(-1, weight.shape[0])
+        grad_x = matmul(g_rows, weight).reshape(ctx.x_shape) if need_x else None
+        grad_w = matmul(g_rows.T, rows) if need_w else None
+        grad_b = g_rows.sum(axis=0) if need_b else None
+        return grad_x, grad_w, grad_b
+
+
+class Linear(Module):
+    """y = x W^T + b, W of shape (out, in); PyTorch's init: W and b ~ U(-1/sqrt(in), 1/sqrt(in))."""
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1 / math.sqrt(in_features) if in_features else 0.0
+        self.weight = Parameter(_uniform(bound, out_features, in_features))
+        self.bias = Parameter(_uniform(bound, out_features)) if bias else None
+
+    def forward(self, x):
+        return LinearFunction.apply(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class EmbeddingFunction(Function):
+    """y = W[indices];  dL/dW = zeros with each g row added at its index (a repeated word adds up).
+
+    The padding row gets no gradient, so it stays as it was (zeros from init) while training.
+    """
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx):
+        ctx.save_for_backward(indices)
+        ctx.meta = weight.shape, padding_idx
+        return weight[indices]
+
+    @staticmethod
+    def backward(ctx, g):
+        (indices,) = ctx.saved_tensors
+        shape, padding_idx = ctx.meta
+        grad = np.zeros(shape, g.dtype)
+        np.add.at(grad, indices.reshape(-1), g.reshape(-1, shape[1]))
+        if padding_idx is not None:
+            grad[padding_idx] = 0
+        return grad, None, None
+
+
+class Embedding(Module):
+    """A table of num_embeddings vectors, looked up by integer index; PyTorch's init N(0, 1)."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx += num_embeddings
+        self.padding_idx = padding_idx
+        table = generator().standard_normal((num_embeddings, embedding_dim)).astype(np.float32)
+        if padding_idx is not None:
+            table[padding_idx] = 0
+        self.weight = Parameter(table)
+
+    def forward(self, indices):
+        indices = np.asarray(getattr(indices, "data", indices))
+        if indices.dtype.kind not in "iu":
+            raise TypeError(f"Embedding: indices must be integers, got {indices.dtype}")
+        if indices.size and (indices.min() < 0 or indices.max() >= self.num_embeddings):
+            bad = indices[(indices < 0) | (indices >= self.num_embeddings)].flat[0]
+            raise IndexError(f"Embedding: index {bad} is out of range for {self.num_embeddings} embeddings")
+        return EmbeddingFunction.apply(self.weight, indices, self.padding_idx)
+
+    def extra_repr(self):
+        pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
+
+
+class LayerNormFunction(Function):
+    """y = x_hat * w + b, x_hat = (x - mean) / sqrt(var + eps) over the last axes (biased var).
+
+    With h = g * w and means over the normalised axes:
+    dL/dx = (h - mean(h) - x_hat * mean(h * x_hat)) / sqrt(var + eps),
+    dL/dw = sum over the other axes of g * x_hat,  dL/db = sum of g.
+    """
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, axes, eps):
+        mean = x.mean(axis=axes, keepdims=True)
+        centred = x - mean
+        inv_std = 1 / np.sqrt((centred * centred).mean(axis=axes, keepdims=True) + x.dtype.type(eps))
+        x_hat = centred * inv_std
+        ctx.save_for_backward(x_hat, inv_std, weight)
+        ctx.axes = axes
+        y = x_hat
+        if weight is not None:
+            y = y * weight + bias
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x_hat, inv_std, weight = ctx.saved_tensors
+        axes = ctx.axes
+        other_axes = tuple(range(g.ndim - len(axes)))
+        h = g * weight if weight is not None else g
+        grad_x = (h - h.mean(axis=axes, keepdims=True)
+                  - x_hat * (h * x_hat).mean(axis=axes, keepdims=True)) * inv_std
+        if weight is None:
+            return grad_x, None, None, None, None
+        return grad_x, (g * x_hat).sum(axis=other_axes), g.sum(axis=other_axes), None, None
+
+
+class LayerNorm(Module):
+    """Normalise each sample over its last axes, then scale and shift (PyTorch's LayerNorm)."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        self.weight = Parameter(np.ones(shape, np.float32)) if elementwise_affine else None
+        self.bias = Parameter(np.zeros(shape, np.float32)) if elementwise_affine else None
+
+    def forward(self, x):
+        n = len(self.normalized_shape)
+        if tuple(x.shape[-n:]) != self.normalized_shape:
+            raise ShapeError(f"LayerNorm: input {x.shape} does not end in normalized_shape {self.normalized_shape}")
+        axes = tuple(range(x.ndim - n, x.ndim))
+        return LayerNormFunction.apply(x, self.weight, self.bias, axes, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}"

@@ -1,0 +1,196 @@
+"""`Module` and `Parameter`: how layers hold their weights, as in PyTorch.
+
+Assigning a Parameter or a Module to an attribute registers it, so `parameters()`,
+`state_dict()`, `train()` and friends find everything by walking the attributes, with dotted
+names ("encoder.rnn.weight_ih_l0") that match PyTorch's for the same model.
+"""
+from collections import OrderedDict
+
+import numpy as np
+
+from ..autograd.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A Tensor that a Module trains: requires_grad=True unless told otherwise."""
+
+    __slots__ = ()
+
+    def __init__(self, data, requires_grad=True):
+        super().__init__(data.data if isinstance(data, Tensor) else data)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """Base class of every layer: subclass it, set Parameters and Modules in __init__, write forward."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                f"{type(self).__name__}: call super().__init__() before assigning {name!r}"
+            )
+        for registry in (self._parameters, self._modules, self._buffers):
+            registry.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def register_buffer(self, name, array):
+        """An array that belongs to the module's state (saved, loaded) but is not trained."""
+        self.__setattr__(name, array)
+        self._buffers[name] = name
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} has no forward()")
+
+    # --- walking the tree ------------------------------------------------------------
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for name, module in self._modules.items():
+            yield from module.named_modules(f"{prefix}.{name}" if prefix else name)
+
+    def children(self):
+        return iter(self._modules.values())
+
+    def modules(self):
+        return (module for _, module in self.named_modules())
+
+    def named_parameters(self, prefix=""):
+        """(dotted name, Parameter) for every parameter, each shared one once."""
+        seen = set()
+        for module_name, module in self.named_modules(prefix):
+            for name, param in module._parameters.items():
+                if id(param) not in seen:
+                    seen.add(id(param))
+                    yield (f"{module_name}.{name}" if module_name else name), param
+
+    def parameters(self):
+        return [param for _, param in self.named_parameters()]
+
+    def zero_grad(self):
+        for param in self.parameters():
+            param.grad = None
+
+    def train(self, mode=True):
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def _to_dtype(self, dtype):
+        for module in self.modules():
+            for param in module._parameters.values():
+                param.data = param.data.astype(dtype)
+                param.grad = None
+            for name in module._buffers:
+                buffer = getattr(module, name)
+                if buffer.dtype.kind == "f":
+                    object.__setattr__(module, name, buffer.astype(dtype))
+        return self
+
+    def double(self):
+        """Parameters (and float buffers) to float64, for gradcheck; returns self."""
+        return self._to_dtype(np.float64)
+
+    def float(self):
+        """Parameters (and float buffers) to float32; returns self."""
+        return self._to_dtype(np.float32)
+
+    # --- state ---------------------------------------------------------------------------
+    def state_dict(self):
+        """Dotted name -> a copy of each parameter's and buffer's array."""
+        state = OrderedDict((name, param.data.copy()) for name, param in self.named_parameters())
+        for module_name, module in self.named_modules():
+            for name in module._buffers:
+                state[f"{module_name}.{name}" if module_name else name] = np.array(getattr(module, name))
+        return state
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy arrays into the parameters; checks everything first, so a failure changes nothing.
+
+        Missing and unexpected keys (when strict) and shape or dtype mismatches are all listed in
+        one error. Parameters keep their identity, so an optimiser holding them stays valid.
+        """
+        own = dict(self.named_parameters())
+        buffers = {}
+        for module_name, module in self.named_modules():
+            for name in module._buffers:
+                buffers[f"{module_name}.{name}" if module_name else name] = (module, name)
+        problems = []
+        if strict:
+            missing = [k for k in list(own) + list(buffers) if k not in state_dict]
+            unexpected = [k for k in state_dict if k not in own and k not in buffers]
+            if missing:
+                problems.append(f"missing keys: {', '.join(missing)}")
+            if unexpected:
+                problems.append(f"unexpected keys: {', '.join(unexpected)}")
+        updates = []
+        for key, value in state_dict.items():
+            target = own[key].data if key in own else getattr(*buffers[key]) if key in buffers else None
+            if target is None:
+                continue
+            value = np.asarray(value.data if isinstance(value, Tensor) else value)
+            if value.shape != target.shape:
+                problems.append(f"{key}: shape {value.shape} in the file, {target.shape} in the model")
+            elif value.dtype != target.dtype:
+                problems.append(f"{key}: dtype {value.dtype} in the file, {target.dtype} in the model "
+                                "(convert the model with .double() / .float() first)")
+            else:
+                updates.append((key, value))
+        if problems:
+            raise RuntimeError(f"load_state_dict into {type(self).__name__}: " + "; ".join(problems))
+        for key, value in updates:
+            if key in own:
+                own[key].data = value.copy()
+            else:
+                module, name = buffers[key]
+                object.__setattr__(module, name, value.copy())
+        return self
+
+    # --- printing ----------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        lines = [f"({name}): " + repr(module).replace("\n", "\n  ") for name, module in self._modules.items()]
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        if not lines:
+            return head + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+class Sequential(Module):
+    """Modules applied one after another: Sequential(Linear(4, 8), ReLU(), Linear(8, 2))."""
+
+    def __init__(self, *modules):
+        super().__init__()
+        for index, module in enumerate(modules):
+            setattr(self, str(index), module)
+
+    def forward(self, x):
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+    def __getitem__(self, index):
+        return list(self._modules.values())[index]
+
+    def __len__(self):
+        return len(self._modules)

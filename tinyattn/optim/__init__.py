@@ -1,0 +1,3 @@
+"""Optimisers and learning-rate schedules."""
+from .optimizer import SGD, Adam, Optimizer
+from .schedules import LinearWarmup, StepLR

@@ -1,0 +1,2 @@
+"""Training helpers: checkpoints (ta.save / ta.load)."""
+from .checkpoint import CheckpointError, load, save
