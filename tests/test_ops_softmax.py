@@ -1,0 +1,222 @@
+"""Softmax / log-softmax kernels: each Numba kernel against its numpy reference, the
+references against the math (rows sum to 1, finite differences), and the edge cases
+(masks, fully masked rows, -inf, large values, non-contiguous inputs)."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tinyattn.ops import softmax as S
+from tinyattn.ops import use_backend
+
+TOL = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
+DTYPES = [np.float32, np.float64]
+
+
+def close(a, b, dtype, scale=1.0):
+    # `scale`: the size of the numbers that were summed. A backward entry y_i * (g_i - sum)
+    # can cancel to almost nothing, so its error is relative to |g|, not to itself.
+    tol = TOL[dtype]
+    np.testing.assert_allclose(a, b, rtol=tol["rtol"], atol=tol["atol"] * max(scale, 1.0))
+
+
+def check_out(out, x):
+    assert out.dtype == x.dtype and out.shape == x.shape and out.flags.c_contiguous
+
+
+@pytest.fixture(autouse=True)
+def no_warnings():
+    # Any RuntimeWarning (overflow, invalid value, divide by zero) is a test failure here.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        yield
+
+
+shapes = st.tuples(
+    st.lists(st.integers(1, 5), min_size=0, max_size=3),  # leading dims: ndim 1..4
+    st.integers(1, 65),  # last axis, odd sizes included
+).map(lambda t: tuple(t[0]) + (t[1],))
+
+
+@settings(deadline=None, derandomize=True, max_examples=40)
+@given(shape=shapes, dtype=st.sampled_from(DTYPES), scale=st.sampled_from([1.0, 30.0]),
+       layout=st.sampled_from(["c", "strided", "transposed"]))
+def test_numba_matches_reference(shape, dtype, scale, layout):
+    rng = np.random.default_rng([*shape, len(layout)])
+
+    def make():
+        # a non-contiguous view with the requested shape, holding random values
+        if layout == "strided":
+            big = rng.standard_normal(shape[:-1] + (2 * shape[-1],)) * scale
+            return big.astype(dtype)[..., ::2]
+        if layout == "transposed":
+            return (rng.standard_normal(shape[::-1]) * scale).astype(dtype).T
+        return (rng.standard_normal(shape) * scale).astype(dtype)
+
+    x, g = make(), make()
+    if layout != "c" and len(shape) > 1 and min(shape) > 1:
+        assert not x.flags.c_contiguous
+    x_copy = x.copy()
+
+    y = S.softmax_numba(x)
+    check_out(y, x)
+    close(y, S.softmax_reference(x), dtype)
+    close(y.sum(-1), np.ones(shape[:-1]), dtype)
+    gs = np.abs(g).max()
+    close(S.softmax_backward_numba(y, g), S.softmax_backward_reference(y, g), dtype, gs)
+
+    z = S.log_softmax_numba(x)
+    check_out(z, x)
+    close(z, S.log_softmax_reference(x), dtype)
+    close(S.log_softmax_backward_numba(z, g), S.log_softmax_backward_reference(z, g), dtype,
+          gs * shape[-1])
+    np.testing.assert_array_equal(x, x_copy)  # inputs untouched
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mask_shape", [(4, 1, 1, 9), (1, 3, 5, 9), (4, 3, 5, 1), (9,),
+                                        (5, 9), (4, 3, 5, 9), (1, 1, 1, 1)])
+def test_masks_broadcast(dtype, mask_shape):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 3, 5, 9)).astype(dtype)
+    mask = rng.random(mask_shape) < 0.6
+    mask[(0,) * (len(mask_shape) - 1)] = False  # at least one row fully masked
+    y = S.softmax_numba(x, mask)
+    check_out(y, x)
+    ref = S.softmax_reference(x, mask)
+    close(y, ref, dtype)
+    keep = np.broadcast_to(mask, x.shape)
+    assert np.all(y[~keep] == 0)  # excluded: exactly zero
+    sums = y.sum(-1)
+    any_kept = keep.any(-1)
+    close(sums[any_kept], np.ones(any_kept.sum()), dtype)
+    assert np.all(sums[~any_kept] == 0)
+    assert not any_kept.all()  # the fully masked rows really are there
+
+
+@pytest.mark.parametrize("f", [S.softmax_numba, S.softmax_reference])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_edge_rows(f, dtype):
+    inf = np.inf
+    x = np.array([[1000.0, -1000.0, 999.0, 0.0],  # would overflow a naive exp
+                  [-inf, 1.0, -inf, 2.0],  # -inf entries get 0
+                  [-inf, -inf, -inf, -inf],  # all -inf, no mask: zeros by convention
+                  [5.0, 6.0, 7.0, 8.0],  # fully masked below
+                  [-1000.0, -1000.0, -1001.0, -inf]], dtype)
+    mask = np.array([[True] * 4] * 3 + [[False] * 4, [True, True, True, False]])
+    y = f(x, mask)
+    assert np.all(np.isfinite(y))
+    e = np.exp(np.array([0.0, -1.0]))
+    close(y[0], [1 / (1 + np.exp(-1)), 0, np.exp(-1) / (1 + np.exp(-1)), 0], dtype)
+    close(y[1], [0, e[1] / e.sum(), 0, e[0] / e.sum()], dtype)
+    assert np.all(y[2] == 0) and np.all(y[3] == 0)
+    close(y[4], [e[0] / (2 * e[0] + e[1]), e[0] / (2 * e[0] + e[1]), e[1] / (2 * e[0] + e[1]), 0],
+          dtype)
+    # the same rows through log-softmax (no mask): -inf exactly where x is -inf (log of the
+    # all-zero softmax row included), finite elsewhere even where softmax underflows to 0
+    lf = S.log_softmax_numba if f is S.softmax_numba else S.log_softmax_reference
+    z = lf(x)
+    y0 = f(x)
+    np.testing.assert_array_equal(np.isneginf(z), np.isneginf(x))
+    close(z[0], [0, -2000, -1, -1000] - np.log1p(np.exp(-1)), dtype)
+    close(np.exp(z), y0, dtype)
+    # backward through a fully masked row stays zero, not NaN
+    g = np.ones_like(x)
+    bf = S.softmax_backward_numba if f is S.softmax_numba else S.softmax_backward_reference
+    dx = bf(y, g)
+    assert np.all(np.isfinite(dx)) and np.all(dx[3] == 0)
+
+
+@pytest.mark.parametrize("which", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("impl", ["numba", "reference"])
+def test_backward_finite_differences(which, impl):
+    # d/dx of L(x) = sum(g * f(x)) must equal backward(f(x), g), checked by central differences
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 7))
+    g = rng.standard_normal((3, 7))
+    fwd = getattr(S, f"{which}_{impl}")
+    bwd = getattr(S, f"{which}_backward_{impl}")
+    dx = bwd(fwd(x), g)
+    h = 1e-6
+    num = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += h
+        xm[i] -= h
+        num[i] = (np.sum(g * fwd(xp)) - np.sum(g * fwd(xm))) / (2 * h)
+    np.testing.assert_allclose(dx, num, rtol=1e-6, atol=1e-8)
+
+
+def test_masked_backward_finite_differences():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 6))
+    mask = np.array([True, False, True, True, False, True])
+    g = rng.standard_normal((2, 6))
+    dx = S.softmax_backward_numba(S.softmax_numba(x, mask), g)
+    h = 1e-6
+    num = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += h
+        xm[i] -= h
+        num[i] = (np.sum(g * S.softmax_numba(xp, mask)) - np.sum(g * S.softmax_numba(xm, mask))) / (2 * h)
+    np.testing.assert_allclose(dx, num, rtol=1e-6, atol=1e-8)
+    assert np.all(dx[:, ~mask] == 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dispatch_default_is_numba_and_matches(dtype):
+    x = np.random.default_rng(4).standard_normal((2, 3, 17)).astype(dtype)
+    y = S.softmax(x)
+    check_out(y, x)
+    close(y, S.softmax_reference(x), dtype)
+    close(S.log_softmax(x), S.log_softmax_reference(x), dtype)
+    g = np.ones_like(x)
+    close(S.softmax_backward(y, g), S.softmax_backward_reference(y, g), dtype)
+    z = S.log_softmax(x)
+    close(S.log_softmax_backward(z, g), S.log_softmax_backward_reference(z, g), dtype)
+
+
+@pytest.mark.numpy_backend
+def test_numpy_backend_uses_reference(monkeypatch):
+    calls = []
+    for name in ["softmax", "softmax_backward", "log_softmax", "log_softmax_backward"]:
+        ref = getattr(S, f"{name}_reference")
+        monkeypatch.setattr(S, f"{name}_reference",
+                            lambda *a, _r=ref, _n=name, **k: calls.append(_n) or _r(*a, **k))
+        monkeypatch.setattr(S, f"{name}_numba", lambda *a, **k: pytest.fail("numba called"))
+    x = np.random.default_rng(5).standard_normal((3, 4))
+    with use_backend("numpy"):
+        y = S.softmax(x, x > 0)
+        S.softmax_backward(y, x)
+        S.log_softmax_backward(S.log_softmax(x), x)
+    assert calls == ["softmax", "softmax_backward", "log_softmax", "log_softmax_backward"]
+
+
+def test_zero_size_and_1d():
+    for shape in [(0, 5), (3, 0), (7,)]:
+        x = np.random.default_rng(6).standard_normal(shape)
+        y = S.softmax_numba(x)
+        assert y.shape == shape
+        if x.size:
+            close(y, S.softmax_reference(x), np.float64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_large_input_split_over_threads(dtype):
+    # big enough (> _SPLIT_MIN entries) that the wrappers run two halves of the rows on two
+    # threads: the second half must still find its own mask rows
+    assert 8 * 4 * 33 * 40 >= S._SPLIT_MIN
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((8, 4, 33, 40)).astype(dtype)
+    g = rng.standard_normal(x.shape).astype(dtype)
+    for mshape in [(8, 1, 1, 40), (1, 4, 33, 1), (33, 40)]:
+        mask = rng.random(mshape) < 0.7
+        y = S.softmax_numba(x, mask)
+        close(y, S.softmax_reference(x, mask), dtype)
+        close(S.softmax_backward_numba(y, g), S.softmax_backward_reference(y, g), dtype, 5)
+    z = S.log_softmax_numba(x)
+    close(z, S.log_softmax_reference(x), dtype)
+    close(S.log_softmax_backward_numba(z, g), S.log_softmax_backward_reference(z, g), dtype, 200)

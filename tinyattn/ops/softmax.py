@@ -1,0 +1,266 @@
+"""Softmax and log-softmax along the last axis, forward and backward.
+
+For one row x of length n (every other axis is just "more rows"):
+
+    softmax:      y_i = exp(x_i - m) / s,   m = max_j x_j,   s = sum_j exp(x_j - m)
+    log_softmax:  z_i = x_i - m - log(s)
+
+Subtracting the row max m changes nothing mathematically (it cancels in the ratio) but keeps
+every exp(x_i - m) in (0, 1], so large inputs (1000) cannot overflow.
+
+Backward, with g = dL/dy the incoming gradient (the Jacobian is dy_i/dx_j = y_i (d_ij - y_j)):
+
+    softmax:      dL/dx = y * (g - sum(g * y))
+    log_softmax:  dL/dx = g - exp(z) * sum(g)
+
+Masks (softmax only): `mask` is a bool array broadcastable to x, True = keep (may attend),
+False = excluded. Excluded entries get exactly 0 probability and the max and the sum run
+over the kept entries only. Conventions for degenerate rows, shared by both versions:
+
+  * a row with every entry excluded gives all zeros (not NaN);
+  * a row whose kept entries are all -inf gives all zeros too (softmax), and all -inf
+    (log_softmax, i.e. log of those zeros); unmasked -inf entries elsewhere just get 0.
+
+Each function exists as `*_reference` (plain numpy: read this one) and `*_numba` (the same
+arithmetic as an explicit loop per row, compiled). The public name dispatches between them.
+"""
+import concurrent.futures
+import math
+import os
+
+import numba
+import numpy as np
+
+from .backend import get_backend
+
+
+# ----------------------------------------------------------------------------- reference
+def softmax_reference(x, mask=None):
+    x = np.asarray(x)
+    keep = np.ones(x.shape, bool) if mask is None else np.broadcast_to(mask, x.shape)
+    xk = np.where(keep, x, -np.inf)
+    m = xk.max(axis=-1, keepdims=True)
+    # A row with nothing finite to keep has max -inf; x - (-inf) would be inf or NaN, so use
+    # 0 instead: then every exp below is exp(-inf) = 0 and the row comes out all zeros.
+    m = np.where(np.isneginf(m), 0, m).astype(x.dtype)
+    e = np.exp(xk - m)  # excluded entries are exp(-inf) = 0 exactly
+    s = e.sum(axis=-1, keepdims=True)
+    return np.ascontiguousarray(e / np.where(s == 0, 1, s).astype(x.dtype))
+
+
+def softmax_backward_reference(y, grad):
+    dot = np.sum(grad * y, axis=-1, keepdims=True)
+    return np.ascontiguousarray(y * (grad - dot))
+
+
+def log_softmax_reference(x):
+    x = np.asarray(x)
+    m = x.max(axis=-1, keepdims=True)
+    m = np.where(np.isneginf(m), 0, m).astype(x.dtype)  # all -inf row: see softmax_reference
+    s = np.exp(x - m).sum(axis=-1, keepdims=True)
+    log_s = np.log(np.where(s == 0, 1, s)).astype(x.dtype)  # no log(0) warning
+    return np.ascontiguousarray(np.where(s == 0, -np.inf, x - m - log_s).astype(x.dtype))
+
+
+def log_softmax_backward_reference(log_y, grad):
+    return np.ascontiguousarray(grad - np.exp(log_y) * np.sum(grad, axis=-1, keepdims=True))
+
+
+# ----------------------------------------------------------------------------- numba kernels
+# Two kernels serve all four functions (a flag picks softmax or log-softmax): 2 kernels x
+# (float32, float64) = 4 compiled signatures. Both take C-contiguous 2-D (rows, n) arrays;
+# each row is a few passes over n numbers that stay in L1 cache, and each output entry is
+# written once. No fastmath: it lets LLVM assume there are no infinities, and masks and -inf
+# inputs rely on them. Arithmetic stays in the input dtype (float32 exp costs a third of
+# float64 exp here); only the row sums are accumulated in float64.
+#
+# Two cores: rather than parallel=True (which made the cold compile ~3x longer, ~2 s more per
+# signature) the kernels release the GIL and _over_rows runs two halves of the rows on two
+# Python threads: no extra compiled code, and at most 2x, like prange on two cores (measured
+# ~1.1-1.3x on our shared, busy machine, where the other core is rarely free).
+#
+# The cost is exp: math.exp is a libm call per entry (no SVML here), ~3 ns in float32 and
+# ~9 ns in float64, against ~1.4 ns for numpy's and PyTorch's SIMD exp.
+
+
+@numba.njit(cache=True, nogil=True)
+def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, buf):
+    """Softmax (log=False) or log-softmax (log=True) of each row of x into out.
+
+    The mask is never copied to x's shape: `mask` is the flat, un-broadcast bool mask and
+    `mask_strides` its element strides in x's shape (0 along broadcast axes; the last one is
+    for the columns), `lead_shape` x's shape without the last axis, and x[r] is row row0 + r
+    of the whole input. No mask: a single True read with all strides 0. `buf` holds one row.
+    """
+    rows, n = x.shape
+    col_stride = mask_strides[-1]
+    for r in range(rows):
+        xr = x[r]
+        # where this row starts in the flat mask: unravel its index over the leading axes
+        mr = 0
+        rest = row0 + r
+        for d in range(lead_shape.shape[0] - 1, -1, -1):
+            mr += (rest % lead_shape[d]) * mask_strides[d]
+            rest //= lead_shape[d]
+        # pass 1: max over the kept entries (typed like x: start from an entry of x)
+        m = xr[0]
+        kept = False
+        for j in range(n):
+            if mask[mr + j * col_stride] and (not kept or xr[j] > m):
+                m = xr[j]
+                kept = True
+        if not kept or m == -np.inf:  # nothing finite kept: zeros (log: -inf) by convention
+            for j in range(n):
+                out[r, j] = -np.inf if log else 0.0
+            continue
+        # pass 2: the exponentials, each in [0, 1] for kept entries. A loop with nothing but
+        # exp in it is one LLVM vectorizes (exp of 8 floats at a time), so the mask and the
+        # sum wait for pass 3; an excluded entry's exp may be inf or NaN, it is dropped there.
+        for j in range(n):
+            buf[j] = math.exp(xr[j] - m)
+        # pass 3: zero the excluded entries and sum the rest
+        s = 0.0
+        for j in range(n):
+            if mask[mr + j * col_stride]:
+                s += buf[j]
+            else:
+                buf[j] = 0.0
+        # pass 4: the one write per output entry
+        if log:
+            log_s = math.log(s)
+            for j in range(n):
+                out[r, j] = (xr[j] - m) - log_s
+        else:
+            inv = 1.0 / s  # one multiply per entry instead of a divide
+            for j in range(n):
+                out[r, j] = buf[j] * inv
+
+
+@numba.njit(cache=True, nogil=True)
+def _backward_kernel(y, g, log, out):
+    """Backward of softmax (log=False, y = softmax output) or log-softmax (log=True, y = its
+    output): a reduction pass over the row, then one write pass."""
+    rows, n = y.shape
+    for r in range(rows):
+        s = 0.0  # softmax: sum(g * y); log-softmax: sum(g)
+        if log:
+            for j in range(n):
+                s += g[r, j]
+            for j in range(n):
+                out[r, j] = g[r, j] - math.exp(y[r, j]) * s
+        else:
+            for j in range(n):
+                s += g[r, j] * y[r, j]
+            for j in range(n):
+                out[r, j] = y[r, j] * (g[r, j] - s)
+
+
+# ----------------------------------------------------------------------------- wrappers
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # the second of two threads
+_SPLIT_MIN = 1 << 15  # entries; below this a thread hand-off (~20 us) costs more than it saves
+
+
+def _over_rows(run, rows, size):
+    """Call run(a, b) for row ranges covering range(rows): in two halves on two threads when
+    the array is big enough and there are two cores, else in one call."""
+    if size < _SPLIT_MIN or rows < 2 or (os.cpu_count() or 1) < 2:
+        run(0, rows)
+        return
+    half = rows // 2
+    other = _POOL.submit(run, half, rows)
+    run(0, half)
+    other.result()
+
+
+def _rows(a):
+    """A C-contiguous (rows, n) view of `a` (a copy only if `a` is not contiguous)."""
+    a = np.ascontiguousarray(a)
+    return a.reshape(-1, a.shape[-1])
+
+
+_ALL_KEPT = np.ones(1, np.bool_)  # "no mask": one True, read with all strides 0
+
+
+def _forward_numba(x, log, mask):
+    x = np.asarray(x)
+    if x.ndim == 0:
+        raise ValueError("softmax needs at least one axis")
+    out = np.empty(x.shape, x.dtype)
+    if x.size == 0:
+        return out
+    x2, out2 = _rows(x), out.reshape(-1, x.shape[-1])
+    if mask is None:
+        flat, strides = _ALL_KEPT, np.zeros(x.ndim, np.int64)
+    else:
+        m = np.ascontiguousarray(mask, np.bool_)
+        strides = np.array(np.broadcast_to(m, x.shape).strides, np.int64)  # bytes = entries
+        flat = m.reshape(-1)
+    lead = np.array(x.shape[:-1], np.int64)
+
+    def run(a, b):
+        buf = np.empty(x.shape[-1], x.dtype)
+        _forward_kernel(x2[a:b], log, flat, lead, strides, a, out2[a:b], buf)
+
+    _over_rows(run, x2.shape[0], x.size)
+    return out
+
+
+def _backward_numba(y, grad, log):
+    y = np.asarray(y)
+    grad = np.asarray(grad, y.dtype)
+    if y.shape != grad.shape:
+        raise ValueError(f"output and gradient shapes differ: {y.shape} vs {grad.shape}")
+    out = np.empty(y.shape, y.dtype)
+    if y.size:
+        y2, g2, out2 = _rows(y), _rows(grad), out.reshape(-1, y.shape[-1])
+        _over_rows(lambda a, b: _backward_kernel(y2[a:b], g2[a:b], log, out2[a:b]),
+                   y2.shape[0], y.size)
+    return out
+
+
+def softmax_numba(x, mask=None):
+    return _forward_numba(x, False, mask)
+
+
+def log_softmax_numba(x):
+    return _forward_numba(x, True, None)
+
+
+def softmax_backward_numba(y, grad):
+    return _backward_numba(y, grad, False)
+
+
+def log_softmax_backward_numba(log_y, grad):
+    return _backward_numba(log_y, grad, True)
+
+
+# ----------------------------------------------------------------------------- dispatch
+def _use_numba(shape):
+    """True: run the Numba kernel; False: the numpy reference.
+
+    By shape, Numba won every case measured (benchmarks/bench_softmax.py, 2 cores): from
+    (3, 5), where the reference pays ~15 us for its five numpy calls and Numba ~5 us, to
+    (4096, 512), where both are bound by exp and Numba saves the reference's extra passes.
+    So the shape does not matter (yet) and only the backend switch decides.
+    """
+    return get_backend() != "numpy"
+
+
+def softmax(x, mask=None):
+    x = np.asarray(x)
+    return softmax_numba(x, mask) if _use_numba(x.shape) else softmax_reference(x, mask)
+
+
+def softmax_backward(y, grad):
+    y = np.asarray(y)
+    return (softmax_backward_numba if _use_numba(y.shape) else softmax_backward_reference)(y, grad)
+
+
+def log_softmax(x):
+    x = np.asarray(x)
+    return log_softmax_numba(x) if _use_numba(x.shape) else log_softmax_reference(x)
+
+
+def log_softmax_backward(log_y, grad):
+    f = log_softmax_backward_numba if _use_numba(np.shape(log_y)) else log_softmax_backward_reference
+    return f(log_y, grad)
