@@ -142,3 +142,20 @@ case(lin.LayerNormFunction, "last axis, affine",
      lambda x, w, b: lin.LayerNormFunction.apply(x, w, b, (2,), 1e-5), inputs(normal(2, 3, 5), normal(5), normal(5)))
 case(lin.LayerNormFunction, "last two axes, no affine",
      lambda x: lin.LayerNormFunction.apply(x, None, None, (1, 2), 1e-5), inputs(strided(2, 3, 4)))
+
+# --- fused recurrent steps --------------------------------------------------------------------
+from tinyattn.nn import recurrent_steps as rs  # noqa: E402
+
+_KEEP = np.array([[True], [False], [True]])  # the middle sequence has ended: its state is frozen
+case(rs.RNNStep, "tanh", lambda gi, h, w, b: rs.RNNStep.apply(gi, h, w, b, "tanh", None),
+     inputs(normal(3, 4), normal(3, 4), normal(4, 4), normal(4)))
+case(rs.RNNStep, "relu, frozen row", lambda gi, h, w: rs.RNNStep.apply(gi, h, w, None, "relu", _KEEP),
+     inputs(away_from_zero(3, 4), away_from_zero(3, 4), lambda rng: leaf(np.eye(4) * 0.01)))
+case(rs.GRUStep, "plain", lambda gi, h, w, b: rs.GRUStep.apply(gi, h, w, b, None),
+     inputs(normal(3, 12), normal(3, 4), normal(12, 4), normal(12)))
+case(rs.GRUStep, "frozen row, no bias", lambda gi, h, w: rs.GRUStep.apply(gi, h, w, None, _KEEP),
+     inputs(normal(3, 12), strided(3, 4), normal(12, 4)))
+case(rs.LSTMStep, "plain", lambda gi, h, c, w, b: rs.LSTMStep.apply(gi, h, c, w, b, None),
+     inputs(normal(3, 16), normal(3, 4), normal(3, 4), normal(16, 4), normal(16)))
+case(rs.LSTMStep, "frozen row", lambda gi, h, c, w, b: rs.LSTMStep.apply(gi, h, c, w, b, _KEEP),
+     inputs(normal(3, 16), normal(3, 4), transposed(3, 4), normal(16, 4), normal(16)))

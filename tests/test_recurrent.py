@@ -1,0 +1,106 @@
+"""RNN/GRU/LSTM cells and layers: gradchecks, fused == reference, lengths, long sequences."""
+import numpy as np
+import pytest
+
+import tinyattn as ta
+import tinyattn.nn as nn
+
+CELLS = [nn.RNNCell, nn.GRUCell, nn.LSTMCell]
+LAYERS = [nn.RNN, nn.GRU, nn.LSTM]
+
+
+def _t(rng, *shape):
+    return ta.tensor(rng.standard_normal(shape), requires_grad=True)
+
+
+def _set_fused(module, fused):
+    module.fused = fused
+    for cell in getattr(module, "cells", []):
+        cell.fused = fused
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["fused", "reference"])
+@pytest.mark.parametrize("cls", CELLS, ids=lambda c: c.__name__)
+def test_cells_gradcheck_inputs_state_and_parameters(cls, fused, rng):
+    cell = cls(3, 4).double()
+    cell.fused = fused
+    x, h, c = _t(rng, 2, 3), _t(rng, 2, 4), _t(rng, 2, 4)
+    params = tuple(cell.parameters())
+    if cls is nn.LSTMCell:
+        fn = lambda x, h, c, *p: cell(x, (h, c))  # noqa: E731
+        assert ta.gradcheck(fn, (x, h, c, *params))
+    else:
+        assert ta.gradcheck(lambda x, h, *p: cell(x, h), (x, h, *params))
+
+
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
+@pytest.mark.parametrize("cls", LAYERS, ids=lambda c: c.__name__)
+def test_layers_gradcheck_with_lengths_and_initial_state(cls, bidirectional, rng):
+    layer = cls(3, 4, bidirectional=bidirectional).double()
+    D = 2 if bidirectional else 1
+    x, h0, c0 = _t(rng, 3, 5, 3), _t(rng, D, 3, 4), _t(rng, D, 3, 4)
+    lengths = np.array([5, 2, 4])
+    params = tuple(layer.parameters())
+    if cls is nn.LSTM:
+        fn = lambda x, h0, c0, *p: (lambda o, s: (o, *s))(*layer(x, (h0, c0), lengths=lengths))  # noqa: E731
+        assert ta.gradcheck(fn, (x, h0, c0, *params))
+    else:
+        assert ta.gradcheck(lambda x, h0, *p: layer(x, h0, lengths=lengths), (x, h0, *params))
+
+
+@pytest.mark.parametrize("cls", LAYERS, ids=lambda c: c.__name__)
+def test_fused_and_reference_agree_to_1e_10(cls, rng):
+    layer = cls(3, 4, bidirectional=True).double()
+    x = rng.standard_normal((3, 6, 3))
+    lengths = np.array([6, 1, 3])
+    results = []
+    for fused in (True, False):
+        _set_fused(layer, fused)
+        layer.zero_grad()
+        xt = ta.tensor(x, requires_grad=True)
+        out, state = layer(xt, lengths=lengths)
+        h_n = state[0] if isinstance(state, tuple) else state
+        (out * ta.tensor(np.sin(np.arange(out.size).reshape(out.shape)))).sum().backward(retain_graph=False)
+        results.append([out.data, h_n.data, xt.grad] + [p.grad for p in layer.parameters()])
+    for fused_value, reference_value in zip(*results):
+        np.testing.assert_allclose(fused_value, reference_value, rtol=0, atol=1e-10)
+
+
+def test_padding_never_reaches_a_state(rng):
+    """A padded batch gives each sequence exactly what it gets alone."""
+    layer = nn.GRU(3, 4, bidirectional=True).double()
+    short = rng.standard_normal((1, 2, 3))
+    padded = np.concatenate([short, rng.standard_normal((1, 3, 3)) * 100], axis=1)  # loud padding
+    out_alone, h_alone = layer(ta.tensor(short))
+    out_padded, h_padded = layer(ta.tensor(padded), lengths=np.array([2]))
+    np.testing.assert_allclose(out_padded.data[:, :2], out_alone.data, atol=1e-12)
+    assert not out_padded.data[:, 2:].any()
+    np.testing.assert_allclose(h_padded.data, h_alone.data, atol=1e-12)
+
+
+def test_backprop_through_a_5000_step_gru_with_the_default_recursion_limit(rng):
+    layer = nn.GRU(2, 3).double()
+    x = ta.tensor(rng.standard_normal((1, 5000, 2)) * 0.5, requires_grad=True)
+    out, h_n = layer(x)
+    h_n.sum().backward()
+    assert np.isfinite(layer.weight_hh_l0.grad).all() and np.abs(layer.weight_hh_l0.grad).sum() > 0
+    assert np.abs(x.grad[0, -1]).sum() > 0
+
+
+def test_parameter_names_and_shapes_follow_pytorch():
+    layer = nn.LSTM(3, 4, bidirectional=True)
+    shapes = {name: p.shape for name, p in layer.named_parameters()}
+    assert shapes == {"weight_ih_l0": (16, 3), "weight_hh_l0": (16, 4), "bias_ih_l0": (16,), "bias_hh_l0": (16,),
+                      "weight_ih_l0_reverse": (16, 3), "weight_hh_l0_reverse": (16, 4),
+                      "bias_ih_l0_reverse": (16,), "bias_hh_l0_reverse": (16,)}
+    bound = 1 / np.sqrt(4)
+    assert all(np.abs(p.data).max() <= bound for p in layer.parameters())
+
+
+def test_recurrent_errors_name_the_layer_and_shapes():
+    with pytest.raises(ta.ShapeError, match=r"GRU: input \(2, 3\), expected \(batch, time, 3\)"):
+        nn.GRU(3, 4)(ta.ones(2, 3))
+    with pytest.raises(ValueError, match=r"lengths must lie in \[1, 5\]"):
+        nn.GRU(3, 4)(ta.ones(2, 5, 3), lengths=np.array([0, 5]))
+    with pytest.raises(ta.ShapeError, match=r"h0 \(1, 2, 4\), expected \(2, 2, 4\)"):
+        nn.RNN(3, 4, bidirectional=True)(ta.ones(2, 5, 3), ta.zeros(1, 2, 4))

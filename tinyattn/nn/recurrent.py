@@ -1,0 +1,260 @@
+"""RNN, GRU and LSTM: cells (one step) and layers (a whole batch-first sequence).
+
+Each cell has two implementations that agree to 1e-10 in float64:
+  * `reference(...)`: the equations of recurrent_steps.py written with autograd ops, to read;
+  * the fused path (default): one hand-written graph node per step (recurrent_steps.py),
+    which benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md).
+Set `module.fused = False` to run the reference. Parameter names and init follow PyTorch, so a
+PyTorch state_dict loads as it is.
+"""
+import math
+
+import numpy as np
+
+from ..autograd.creation import generator
+from ..autograd.errors import ShapeError
+from ..autograd.ops_shape import cat, stack, where
+from ..autograd.tensor import Tensor, wrap
+from .linear import LinearFunction
+from .module import Module, Parameter
+from .recurrent_steps import GRUStep, LSTMStep, RNNStep
+
+GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+
+
+def _init(hidden_size, *shape):
+    bound = 1 / math.sqrt(hidden_size)
+    return Parameter(generator().uniform(-bound, bound, shape).astype(np.float32))
+
+
+def _project(x, weight, bias):
+    return LinearFunction.apply(x, weight, bias)
+
+
+class _Cell(Module):
+    kind = None
+    fused = True
+
+    def __init__(self, input_size, hidden_size, bias=True):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        rows = GATES[self.kind] * hidden_size
+        self.weight_ih = _init(hidden_size, rows, input_size)
+        self.weight_hh = _init(hidden_size, rows, hidden_size)
+        self.bias_ih = _init(hidden_size, rows) if bias else None
+        self.bias_hh = _init(hidden_size, rows) if bias else None
+
+    def _zeros(self, x):
+        return wrap(np.zeros((x.shape[0], self.hidden_size), x.dtype))
+
+    def _check(self, x, h):
+        if x.ndim != 2 or x.shape[1] != self.input_size:
+            raise ShapeError(f"{type(self).__name__}: input {x.shape}, expected (batch, {self.input_size})")
+        if h is not None and h.shape != (x.shape[0], self.hidden_size):
+            raise ShapeError(f"{type(self).__name__}: state {h.shape}, expected ({x.shape[0]}, {self.hidden_size})")
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}"
+
+
+class RNNCell(_Cell):
+    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)  (or relu)."""
+
+    kind = "RNN"
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh"):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__(input_size, hidden_size, bias)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, x, h=None):
+        self._check(x, h)
+        h = self._zeros(x) if h is None else h
+        if not self.fused:
+            return self.reference(x, h)
+        return RNNStep.apply(_project(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
+                             self.nonlinearity, None)
+
+    def reference(self, x, h):
+        pre = _project(x, self.weight_ih, self.bias_ih) + _project(h, self.weight_hh, self.bias_hh)
+        return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
+
+
+class GRUCell(_Cell):
+    """r, z = sig(.), n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h."""
+
+    kind = "GRU"
+
+    def forward(self, x, h=None):
+        self._check(x, h)
+        h = self._zeros(x) if h is None else h
+        if not self.fused:
+            return self.reference(x, h)
+        return GRUStep.apply(_project(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh, None)
+
+    def reference(self, x, h):
+        H = self.hidden_size
+        gi = _project(x, self.weight_ih, self.bias_ih)
+        gh = _project(h, self.weight_hh, self.bias_hh)
+        r = (gi[:, :H] + gh[:, :H]).sigmoid()
+        z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()
+        n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()
+        return (1 - z) * n + z * h
+
+
+class LSTMCell(_Cell):
+    """i, f, o = sig(.), g = tanh(.), c' = f * c + i * g, h' = o * tanh(c'); forward(x, (h, c))."""
+
+    kind = "LSTM"
+
+    def forward(self, x, state=None):
+        h, c = (None, None) if state is None else state
+        self._check(x, h)
+        h = self._zeros(x) if h is None else h
+        c = self._zeros(x) if c is None else c
+        if not self.fused:
+            return self.reference(x, (h, c))
+        return LSTMStep.apply(_project(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh, None)
+
+    def reference(self, x, state):
+        h, c = state
+        H = self.hidden_size
+        gates = _project(x, self.weight_ih, self.bias_ih) + _project(h, self.weight_hh, self.bias_hh)
+        i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()
+        g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()
+        c_new = f * c + i * g
+        return o * c_new.tanh(), c_new
+
+
+class _Layer(Module):
+    """A batch-first, one-layer recurrent layer over (B, T, I), optionally bidirectional."""
+
+    kind = None
+    cell_class = None
+    fused = True
+
+    def __init__(self, input_size, hidden_size, bidirectional=False, bias=True, **cell_options):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bidirectional = input_size, hidden_size, bidirectional
+        self.cells = []  # plain list, not registered: the parameters live on the layer, named as PyTorch
+        for suffix in ("", "_reverse")[: 2 if bidirectional else 1]:
+            cell = self.cell_class(input_size, hidden_size, bias, **cell_options)
+            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                setattr(self, f"{name}_l0{suffix}", getattr(cell, name))
+            self.cells.append(cell)
+
+    def _cell(self, d):
+        """The direction's cell, pointed at the layer's parameters (in case one was reassigned)."""
+        cell = self.cells[d]
+        suffix = "_reverse" if d else ""
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            object.__setattr__(cell, name, getattr(self, f"{name}_l0{suffix}"))
+        return cell
+
+    def forward(self, x, h0=None, lengths=None):
+        if x.ndim != 3 or x.shape[2] != self.input_size:
+            raise ShapeError(f"{type(self).__name__}: input {x.shape}, expected (batch, time, {self.input_size})")
+        B, T, _ = x.shape
+        D = 2 if self.bidirectional else 1
+        lengths, keeps = _step_masks(lengths, B, T, type(self).__name__)
+        initial = self._initial_states(h0, x, D)
+        outputs, finals = [], []
+        for d in range(D):
+            cell = self._cell(d)
+            gi_all = _project(x, cell.weight_ih, cell.bias_ih)  # every step's input projection, one product
+            state = initial[d]
+            per_step = [None] * T
+            for t in (reversed(range(T)) if d else range(T)):
+                state = self._step(cell, gi_all[:, t], state, None if keeps is None else keeps[t])
+                per_step[t] = state[0] if isinstance(state, tuple) else state
+            outputs.append(stack(per_step, axis=1))
+            finals.append(state)
+        out = outputs[0] if D == 1 else cat(outputs, axis=2)
+        if keeps is not None:
+            out = out * wrap((np.arange(T)[None, :] < lengths[:, None])[..., None].astype(out.dtype))
+        return out, self._final_states(finals)
+
+    def _initial_states(self, h0, x, D):
+        B = x.shape[0]
+        if h0 is None:
+            return [wrap(np.zeros((B, self.hidden_size), x.dtype))] * D
+        if tuple(h0.shape) != (D, B, self.hidden_size):
+            raise ShapeError(f"{type(self).__name__}: h0 {h0.shape}, expected ({D}, {B}, {self.hidden_size})")
+        return [h0[d] for d in range(D)]
+
+    def _final_states(self, finals):
+        return stack(finals, axis=0)
+
+
+class RNN(_Layer):
+    """Elman RNN layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (D, B, H))."""
+
+    kind, cell_class = "RNN", RNNCell
+
+    def _step(self, cell, gi, h, keep):
+        if self.fused:
+            return RNNStep.apply(gi, h, cell.weight_hh, cell.bias_hh, cell.nonlinearity, keep)
+        pre = gi + _project(h, cell.weight_hh, cell.bias_hh)
+        new = pre.tanh() if cell.nonlinearity == "tanh" else pre.relu()
+        return new if keep is None else where(keep, new, h)
+
+
+class GRU(_Layer):
+    """GRU layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (D, B, H))."""
+
+    kind, cell_class = "GRU", GRUCell
+
+    def _step(self, cell, gi, h, keep):
+        if self.fused:
+            return GRUStep.apply(gi, h, cell.weight_hh, cell.bias_hh, keep)
+        H = self.hidden_size
+        gh = _project(h, cell.weight_hh, cell.bias_hh)
+        r = (gi[:, :H] + gh[:, :H]).sigmoid()
+        z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()
+        n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()
+        new = (1 - z) * n + z * h
+        return new if keep is None else where(keep, new, h)
+
+
+class LSTM(_Layer):
+    """LSTM layer; forward(x, (h0, c0)=None, lengths=None) -> (outputs, (h_n, c_n)), each state (D, B, H)."""
+
+    kind, cell_class = "LSTM", LSTMCell
+
+    def _initial_states(self, h0, x, D):
+        if h0 is None:
+            zeros = wrap(np.zeros((x.shape[0], self.hidden_size), x.dtype))
+            return [(zeros, zeros)] * D
+        h, c = h0
+        hs, cs = super()._initial_states(h, x, D), super()._initial_states(c, x, D)
+        return list(zip(hs, cs))
+
+    def _final_states(self, finals):
+        return stack([h for h, _ in finals], axis=0), stack([c for _, c in finals], axis=0)
+
+    def _step(self, cell, gi, state, keep):
+        h, c = state
+        if self.fused:
+            return LSTMStep.apply(gi, h, c, cell.weight_hh, cell.bias_hh, keep)
+        H = self.hidden_size
+        gates = gi + _project(h, cell.weight_hh, cell.bias_hh)
+        i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()
+        g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()
+        c_new = f * c + i * g
+        h_new = o * c_new.tanh()
+        if keep is None:
+            return h_new, c_new
+        return where(keep, h_new, h), where(keep, c_new, c)
+
+
+def _step_masks(lengths, B, T, name):
+    """(lengths as an array, keeps) with keeps[t] bool (B, 1), True where step t is inside the sequence."""
+    if lengths is None:
+        return None, None
+    lengths = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths)
+    if lengths.shape != (B,) or lengths.dtype.kind not in "iu":
+        raise ShapeError(f"{name}: lengths must be {B} integers (one per sequence), got {lengths.shape} {lengths.dtype}")
+    if lengths.min() < 1 or lengths.max() > T:
+        raise ValueError(f"{name}: lengths must lie in [1, {T}], got {lengths.min()}..{lengths.max()}")
+    return lengths, [(t < lengths)[:, None] for t in range(T)]
