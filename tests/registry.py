@@ -159,3 +159,13 @@ case(rs.LSTMStep, "plain", lambda gi, h, c, w, b: rs.LSTMStep.apply(gi, h, c, w,
      inputs(normal(3, 16), normal(3, 4), normal(3, 4), normal(16, 4), normal(16)))
 case(rs.LSTMStep, "frozen row", lambda gi, h, c, w, b: rs.LSTMStep.apply(gi, h, c, w, b, _KEEP),
      inputs(normal(3, 16), normal(3, 4), transposed(3, 4), normal(16, 4), normal(16)))
+
+# --- attention ----------------------------------------------------------------------------------
+from tinyattn.nn import sdpa  # noqa: E402
+
+_PAD = np.array([[True, True, False, True], [False, False, False, False]])  # batch 1 attends to nothing
+case(sdpa.ScaledDotProductAttention, "3-D with padding mask and an empty row",
+     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=_PAD), inputs(normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6)))
+case(sdpa.ScaledDotProductAttention, "4-D heads, causal, non-contiguous",
+     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=np.tril(np.ones((4, 4), bool))[None], scale=0.7),
+     inputs(transposed(2, 3, 4, 5), normal(2, 3, 4, 5), strided(2, 3, 4, 2)))

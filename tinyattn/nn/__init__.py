@@ -1,6 +1,15 @@
-"""Layers: Module, Parameter, Linear, Embedding, LayerNorm, Dropout, RNN/GRU/LSTM (names as in PyTorch)."""
+"""Layers: Module, Parameter, Linear, Embedding, LayerNorm, Dropout, RNN/GRU/LSTM, attention (names as in PyTorch)."""
 from . import functional, utils
 from .layers import Dropout, ReLU, Sigmoid, Tanh
 from .linear import Embedding, EmbeddingFunction, LayerNorm, LayerNormFunction, Linear, LinearFunction
 from .module import Module, Parameter, Sequential
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .attention import (
+    Attention,
+    AttentionPooling,
+    MultiHeadAttention,
+    MultiheadAttention,
+    PositionalEncoding,
+    SelfAttention,
+    causal_mask,
+)

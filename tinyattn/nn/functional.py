@@ -4,8 +4,9 @@ import numpy as np
 from ..autograd.creation import generator
 from ..autograd.ops_nn import cross_entropy
 from ..autograd.tensor import wrap
+from .sdpa import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
 
-__all__ = ["cross_entropy", "softmax", "log_softmax", "relu", "dropout"]
+__all__ = ["cross_entropy", "softmax", "log_softmax", "relu", "dropout", "scaled_dot_product_attention"]
 
 
 def softmax(x, axis=-1, mask=None, dim=None):

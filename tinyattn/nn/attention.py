@@ -1,0 +1,191 @@
+"""Attention layers of the seed articles: score, normalise, take the weighted sum of the values.
+
+    weights = softmax(score(query, keys))      context = weights @ values
+
+The five scores (API.md), for a query q and a key k:
+    dot         q . k                              (sizes must match)
+    scaled_dot  q . k / sqrt(d)                    (keeps the softmax from saturating as d grows)
+    cosine      s * q . k / sqrt((|q|^2 + eps)(|k|^2 + eps)),  s learned (cosine alone is in [-1, 1])
+    general     q^T W k                            (Luong et al. 2015)
+    additive    v^T tanh(W q + U k)                (Bahdanau et al. 2015; alias "concat")
+"""
+import math
+
+import numpy as np
+
+from ..autograd.errors import ShapeError
+from ..autograd.tensor import Tensor, wrap
+from .linear import Embedding, Linear
+from .module import Module, Parameter
+from .sdpa import attention_mask, scaled_dot_product_attention
+
+SCORES = ("dot", "scaled_dot", "cosine", "general", "additive")
+
+
+class Attention(Module):
+    """forward(query (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), mask=None) -> (context, weights)."""
+
+    def __init__(self, query_size, key_size, score="scaled_dot", hidden_size=None, cosine_scale=5.0):
+        super().__init__()
+        score = "additive" if score == "concat" else score
+        if score not in SCORES:
+            raise ValueError(f"Attention: score must be one of {', '.join(SCORES)} (or 'concat'), got {score!r}")
+        if score in ("dot", "scaled_dot", "cosine") and query_size != key_size:
+            raise ValueError(f"Attention: the {score} score needs query_size == key_size, got {query_size} and {key_size}")
+        self.query_size, self.key_size, self.score = query_size, key_size, score
+        if score == "cosine":
+            self.scale = Parameter(np.array([cosine_scale], np.float32))
+        elif score == "general":
+            self.W = Linear(key_size, query_size, bias=False)  # W k, then q . (W k)
+        elif score == "additive":
+            hidden_size = hidden_size or query_size
+            self.hidden_size = hidden_size
+            self.W = Linear(query_size, hidden_size, bias=False)
+            self.U = Linear(key_size, hidden_size, bias=False)
+            self.v = Linear(hidden_size, 1, bias=False)
+
+    def scores(self, query, keys):
+        """(B, Tq, Tk): how well each query matches each key, before the softmax."""
+        if self.score in ("dot", "scaled_dot"):
+            scores = query @ keys.transpose(-2, -1)
+            return scores * (1 / math.sqrt(self.key_size)) if self.score == "scaled_dot" else scores
+        if self.score == "cosine":
+            eps = 1e-8
+            q_norm = ((query * query).sum(-1, keepdims=True) + eps).sqrt()  # (B, Tq, 1)
+            k_norm = ((keys * keys).sum(-1, keepdims=True) + eps).sqrt()    # (B, Tk, 1)
+            return (query / q_norm) @ (keys / k_norm).transpose(-2, -1) * self.scale
+        if self.score == "general":
+            return query @ self.W(keys).transpose(-2, -1)
+        # additive: every (query, key) pair through one hidden layer: (B, Tq, 1, h) + (B, 1, Tk, h)
+        hidden = (self.W(query).unsqueeze(2) + self.U(keys).unsqueeze(1)).tanh()
+        return self.v(hidden).reshape(hidden.shape[:3])
+
+    def forward(self, query, keys, values, mask=None):
+        if query.ndim != 3 or keys.ndim != 3 or values.ndim != 3:
+            raise ShapeError(f"Attention: query {query.shape}, keys {keys.shape}, values {values.shape} must be 3-D (B, T, D)")
+        if query.shape[-1] != self.query_size or keys.shape[-1] != self.key_size or keys.shape[1] != values.shape[1]:
+            raise ShapeError(f"Attention: query {query.shape}, keys {keys.shape}, values {values.shape} do not fit "
+                             f"query_size={self.query_size}, key_size={self.key_size} with one value per key")
+        if self.score in ("dot", "scaled_dot"):  # one fused graph node for the whole step
+            scale = 1 / math.sqrt(self.key_size) if self.score == "scaled_dot" else 1.0
+            return scaled_dot_product_attention(query, keys, values, mask, scale)
+        scores = self.scores(query, keys)
+        weights = scores.softmax(-1, mask=attention_mask(mask, scores.shape, "Attention"))
+        return weights @ values, weights
+
+    def extra_repr(self):
+        hidden = f", hidden_size={self.hidden_size}" if self.score == "additive" else ""
+        return f"{self.query_size}, {self.key_size}, score={self.score!r}{hidden}"
+
+
+class SelfAttention(Module):
+    """Every input derives its query, key and value through shared weights plus a bias:
+    Q = X W_q^T + b_q, K = X W_k^T + b_k, V = X W_v^T + b_v; out = softmax(Q K^T / sqrt(d_k)) V."""
+
+    def __init__(self, embed_dim, key_dim=None, value_dim=None, bias=True, scale=True):
+        super().__init__()
+        key_dim, value_dim = key_dim or embed_dim, value_dim or embed_dim
+        self.embed_dim, self.key_dim, self.value_dim, self.use_scale = embed_dim, key_dim, value_dim, scale
+        self.W_q = Linear(embed_dim, key_dim, bias)
+        self.W_k = Linear(embed_dim, key_dim, bias)
+        self.W_v = Linear(embed_dim, value_dim, bias)
+
+    def forward(self, x, mask=None):
+        """x (B, T, E) -> (out (B, T, value_dim), weights (B, T, T))."""
+        scale = 1 / math.sqrt(self.key_dim) if self.use_scale else 1.0
+        return scaled_dot_product_attention(self.W_q(x), self.W_k(x), self.W_v(x), mask, scale)
+
+    def extra_repr(self):
+        return f"{self.embed_dim}, key_dim={self.key_dim}, value_dim={self.value_dim}, scale={self.use_scale}"
+
+
+class MultiHeadAttention(Module):
+    """Heads attend in parallel over contiguous slices of the projections, then W_o mixes them:
+    head_h = attention(Q_h, K_h, V_h) with Q_h = (query W_q^T + b_q)[..., h*d:(h+1)*d], d = E / H;
+    out = concat(head_1..head_H) W_o^T + b_o."""
+
+    def __init__(self, embed_dim, num_heads, bias=True):
+        super().__init__()
+        if embed_dim % num_heads:
+            raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+        self.q_proj = Linear(embed_dim, embed_dim, bias)
+        self.k_proj = Linear(embed_dim, embed_dim, bias)
+        self.v_proj = Linear(embed_dim, embed_dim, bias)
+        self.out_proj = Linear(embed_dim, embed_dim, bias)
+
+    def _heads(self, x):
+        B, T, _ = x.shape
+        return x.reshape(B, T, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d)
+
+    def forward(self, query, key, value, mask=None):
+        """-> (out (B, Tq, E), weights (B, H, Tq, Tk)); mask True = may attend."""
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            if t.ndim != 3 or t.shape[-1] != self.embed_dim:
+                raise ShapeError(f"MultiHeadAttention: {name} {t.shape}, expected (batch, time, {self.embed_dim})")
+        heads, weights = scaled_dot_product_attention(
+            self._heads(self.q_proj(query)), self._heads(self.k_proj(key)), self._heads(self.v_proj(value)), mask)
+        B, H, Tq, d = heads.shape
+        return self.out_proj(heads.transpose(1, 2).reshape(B, Tq, H * d)), weights
+
+    def extra_repr(self):
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
+
+
+MultiheadAttention = MultiHeadAttention
+
+
+def causal_mask(T):
+    """bool (1, T, T), True on and below the diagonal: position i may attend to positions <= i."""
+    return np.tril(np.ones((T, T), bool))[None]
+
+
+def sinusoidal_table(max_len, embed_dim):
+    """PE[p, 2i] = sin(p / 10000^(2i/E)), PE[p, 2i+1] = cos(p / 10000^(2i/E)), float64 (max_len, E)."""
+    positions = np.arange(max_len)[:, None]
+    rates = 1.0 / 10000 ** (np.arange(0, embed_dim, 2) / embed_dim)  # one per pair (2i, 2i+1)
+    table = np.zeros((max_len, embed_dim))
+    table[:, 0::2] = np.sin(positions * rates)
+    table[:, 1::2] = np.cos(positions * rates[: embed_dim // 2])
+    return table
+
+
+class PositionalEncoding(Module):
+    """Adds where each token is to what it is: x (B, T, E) + PE[:T] (sinusoidal, or learned)."""
+
+    def __init__(self, embed_dim, max_len=512, learned=False):
+        super().__init__()
+        self.embed_dim, self.max_len, self.learned = embed_dim, max_len, learned
+        if learned:
+            self.embedding = Embedding(max_len, embed_dim)
+        else:
+            self.table = sinusoidal_table(max_len, embed_dim)  # fixed: not a parameter, not saved
+
+    def forward(self, x):
+        B, T, E = x.shape
+        if E != self.embed_dim or T > self.max_len:
+            raise ShapeError(f"PositionalEncoding: input {x.shape}, expected (batch, <= {self.max_len}, {self.embed_dim})")
+        if self.learned:
+            return x + self.embedding(np.arange(T))
+        return x + wrap(self.table[:T].astype(x.dtype))
+
+    def extra_repr(self):
+        return f"{self.embed_dim}, max_len={self.max_len}, learned={self.learned}"
+
+
+class AttentionPooling(Module):
+    """One vector from a sequence: weights = softmax(v^T tanh(W x_t + b)), pooled = sum_t weights_t x_t."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.project = Linear(input_size, hidden_size)
+        self.v = Linear(hidden_size, 1, bias=False)
+
+    def forward(self, x, mask=None):
+        """x (B, T, I), mask (B, T) True = real token -> (pooled (B, I), weights (B, T))."""
+        scores = self.v(self.project(x).tanh()).reshape(x.shape[:2])
+        if mask is not None:
+            mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+        weights = scores.softmax(-1, mask=mask)
+        pooled = (weights.unsqueeze(1) @ x).reshape(x.shape[0], x.shape[2])
+        return pooled, weights

@@ -1,0 +1,102 @@
+"""Scaled dot-product attention: the three stages of the seed articles, fused into one graph node.
+
+    scores  S = Q K^T * scale             (how well each query matches each key)
+    weights W = softmax(S) over the keys   (masked places get exactly 0)
+    output  O = W V                        (the weighted average of the values)
+
+Backward, with G_O = dL/dO and G_W = dL/dW (the weights are an output too):
+    dL/dV = W^T G_O,   dL/dW = G_O V^T + G_W,   dL/dS = W * (dL/dW - sum(dL/dW * W))  (softmax)
+    dL/dQ = dL/dS K * scale,   dL/dK = dL/dS^T Q * scale
+
+`scaled_dot_product_attention_reference` writes the same with autograd ops, to read and to
+test against. Masks say where attention MAY go (True = may attend), as PyTorch's
+F.scaled_dot_product_attention: (B, Tk) for every query alike, or (B or 1, Tq, Tk).
+"""
+import math
+
+import numpy as np
+
+from ..autograd.errors import ShapeError
+from ..autograd.function import Function
+from ..autograd.tensor import Tensor
+from ..ops.matmul import matmul
+from ..ops.softmax import softmax, softmax_backward
+
+
+def attention_mask(mask, scores_shape, op="attention"):
+    """The mask as a bool array that broadcasts against scores (B, [H,] Tq, Tk), or None.
+
+    A 2-D mask (B, Tk) applies to every query; a 3-D one (B or 1, Tq, Tk) to each query.
+    With heads (4-D scores) the same mask serves every head.
+    """
+    if mask is None:
+        return None
+    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"{op}: the mask must be bool (True = may attend), got {mask.dtype}")
+    B, Tq, Tk = scores_shape[0], scores_shape[-2], scores_shape[-1]
+    if mask.ndim == 2:
+        if mask.shape != (B, Tk):
+            raise ShapeError(f"{op}: a 2-D mask is (batch, keys) = ({B}, {Tk}), got {mask.shape}")
+        mask = mask[:, None, :]
+    elif mask.ndim == 3:
+        if mask.shape[0] not in (1, B) or mask.shape[1:] != (Tq, Tk):
+            raise ShapeError(f"{op}: a 3-D mask is (batch or 1, queries, keys) = ({B}, {Tq}, {Tk}), got {mask.shape}")
+    else:
+        raise ShapeError(f"{op}: the mask must be 2-D (batch, keys) or 3-D (batch, queries, keys), got {mask.shape}")
+    if len(scores_shape) == 4:
+        mask = mask[:, None]  # the same mask for every head
+    return mask
+
+
+def _check_qkv(q, k, v):
+    if not (q.ndim == k.ndim == v.ndim) or q.ndim < 2:
+        raise ShapeError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} need one number of dims (>= 2)")
+    if q.shape[-1] != k.shape[-1]:
+        raise ShapeError(f"attention: query size {q.shape[-1]} and key size {k.shape[-1]} differ (q {q.shape}, k {k.shape})")
+    if k.shape[-2] != v.shape[-2]:
+        raise ShapeError(f"attention: {k.shape[-2]} keys but {v.shape[-2]} values (k {k.shape}, v {v.shape})")
+    if q.shape[:-2] != k.shape[:-2] or k.shape[:-2] != v.shape[:-2]:
+        raise ShapeError(f"attention: batch dims differ: q {q.shape}, k {k.shape}, v {v.shape}")
+
+
+class ScaledDotProductAttention(Function):
+    """(O, W) = (softmax(Q K^T * scale, mask) V, softmax(...)); backward in the module docstring."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, mask, scale):
+        scores = matmul(q, k.swapaxes(-1, -2))
+        scores *= scores.dtype.type(scale)
+        weights = softmax(scores, mask)
+        ctx.save_for_backward(q, k, v, weights)
+        ctx.scale = scale
+        return matmul(weights, v), weights
+
+    @staticmethod
+    def backward(ctx, g_out, g_weights):
+        q, k, v, weights = ctx.saved_tensors
+        dtype = weights.dtype.type
+        d_weights = matmul(g_out, v.swapaxes(-1, -2)) + g_weights
+        d_v = matmul(weights.swapaxes(-1, -2), g_out)
+        d_scores = softmax_backward(weights, d_weights)
+        d_scores *= dtype(ctx.scale)
+        d_q = matmul(d_scores, k)
+        d_k = matmul(d_scores.swapaxes(-1, -2), q)
+        return d_q, d_k, d_v, None, None
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
+    """(output, weights): softmax(q k^T * scale) v, scale = 1/sqrt(d_k) by default; one graph node."""
+    _check_qkv(q, k, v)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    mask = attention_mask(mask, q.shape[:-1] + (k.shape[-2],), "scaled_dot_product_attention")
+    return ScaledDotProductAttention.apply(q, k, v, mask, scale)
+
+
+def scaled_dot_product_attention_reference(q, k, v, mask=None, scale=None):
+    """The same three stages with autograd ops: scores, masked softmax, weighted sum."""
+    _check_qkv(q, k, v)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scores = (q @ k.transpose(-2, -1)) * scale
+    weights = scores.softmax(-1, mask=attention_mask(mask, scores.shape))
+    return weights @ v, weights
