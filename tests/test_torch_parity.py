@@ -81,3 +81,33 @@ def _run_layer(m, f, x, h0, c0=None):
 def test_sequence_layers_with_lengths_match_pytorch(kind, cls, bidirectional, fused):
     name = f"{kind}_{'bi' if bidirectional else 'uni'}"
     _check(name, cls(4, 5, bidirectional=bidirectional), _run_layer, fused)
+
+
+def test_sdpa_matches_pytorch():
+    import tinyattn.nn.functional as F
+
+    _check("sdpa", None, lambda m, f, q, k, v: (F.scaled_dot_product_attention(q, k, v, mask=f["meta.mask"])[0],))
+
+
+def test_multi_head_attention_matches_pytorch():
+    """PyTorch stacks W_q, W_k, W_v in in_proj_weight (3E, E); tinyattn keeps three Linear layers."""
+    fixture = _load("mha")
+    E = fixture["param.out_proj.weight"].shape[0]
+    mha = nn.MultiHeadAttention(E, num_heads=2).double()
+    w, b = fixture["param.in_proj_weight"], fixture["param.in_proj_bias"]
+    state = {"out_proj.weight": fixture["param.out_proj.weight"], "out_proj.bias": fixture["param.out_proj.bias"]}
+    for i, name in enumerate(("q_proj", "k_proj", "v_proj")):
+        state[f"{name}.weight"], state[f"{name}.bias"] = w[i * E:(i + 1) * E], b[i * E:(i + 1) * E]
+    mha.load_state_dict(state)
+    inputs = {k: ta.tensor(fixture[f"input.{k}"], requires_grad=True) for k in ("query", "key", "value")}
+    out, weights = mha(inputs["query"], inputs["key"], inputs["value"], mask=fixture["meta.mask"])
+    np.testing.assert_allclose(out.data, fixture["output.0"], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(weights.data, fixture["output.1"], rtol=1e-6, atol=1e-9)
+    ta.backward([out, weights], [fixture["upstream.0"], fixture["upstream.1"]])
+    for k, t in inputs.items():
+        np.testing.assert_allclose(t.grad, fixture[f"grad.input.{k}"], rtol=1e-6, atol=1e-9, err_msg=k)
+    stacked_w = np.concatenate([getattr(mha, n).weight.grad for n in ("q_proj", "k_proj", "v_proj")])
+    stacked_b = np.concatenate([getattr(mha, n).bias.grad for n in ("q_proj", "k_proj", "v_proj")])
+    np.testing.assert_allclose(stacked_w, fixture["grad.param.in_proj_weight"], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(stacked_b, fixture["grad.param.in_proj_bias"], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(mha.out_proj.weight.grad, fixture["grad.param.out_proj.weight"], rtol=1e-6, atol=1e-9)
