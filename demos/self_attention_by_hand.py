@@ -1,0 +1,83 @@
+"""Self-attention step by step, with the numbers of seed 000's worked example (runs in seconds).
+
+The example is the one in "Illustrated: Self-Attention": three inputs of size 4, and weight
+matrices that turn each into a key, a query and a value of size 3. We print every stage,
+then backpropagate a simple loss and check each weight gradient against finite differences.
+
+    python demos/self_attention_by_hand.py [--out attention.png]
+"""
+import argparse
+
+import numpy as np
+
+import tinyattn as ta
+import tinyattn.nn as nn
+
+X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], np.float64)
+W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], np.float64)
+W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], np.float64)
+W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], np.float64)
+
+
+def show(name, tensor):
+    rows = np.atleast_2d(tensor.data if hasattr(tensor, "data") else tensor)
+    print(f"{name}:")
+    for row in rows:
+        print("   [" + ", ".join(f"{v:8.3f}" for v in row) + "]")
+
+
+def build(scale):
+    """SelfAttention with the article's matrices. As Linear layers: weight = W^T, bias = 0."""
+    attn = nn.SelfAttention(4, key_dim=3, value_dim=3, bias=True, scale=scale).double()
+    for layer, W in ((attn.W_q, W_Q), (attn.W_k, W_K), (attn.W_v, W_V)):
+        layer.weight.data[:] = W.T
+        layer.bias.data[:] = 0.0
+    return attn
+
+
+def walk_through(scale):
+    attn = build(scale)
+    x = ta.tensor(X)
+    Q, K, V = attn.W_q(x), attn.W_k(x), attn.W_v(x)
+    print(f"\n=== {'with' if scale else 'without'} the 1/sqrt(d_k) scale ===")
+    show("keys K = X W_k", K)
+    show("queries Q = X W_q", Q)
+    show("values V = X W_v", V)
+    scores = Q @ K.T * (1 / np.sqrt(3) if scale else 1.0)
+    show("scores Q K^T" + (" / sqrt(3)" if scale else ""), scores)
+    weights = scores.softmax(-1)
+    show("softmax over each row (attention weights)", weights)
+    show("input 1: each value times its weight (rows add up to output 1)", weights.data[0][:, None] * V.data)
+    outputs, _ = attn(x[None])
+    show("outputs = weights @ V (one row per input)", outputs[0])
+    return outputs.data[0]
+
+
+def check_gradients(attn):
+    """d loss / d W for loss = sum of squares of the outputs, analytic vs finite differences."""
+    x = ta.tensor(X[None])
+    loss = (attn(x)[0] ** 2).sum()
+    attn.zero_grad()
+    loss.backward()
+    print(f"\nloss = sum(outputs^2) = {loss.item():.4f}; its gradient for each weight matrix:")
+    for name in ("W_q", "W_k", "W_v"):
+        show(f"d loss / d {name} (as the article's W, i.e. weight^T)", getattr(attn, name).weight.grad.T)
+    params = tuple(attn.parameters())
+    ta.gradcheck(lambda *p: (attn(x)[0] ** 2).sum(), params)
+    print("every gradient above agrees with central finite differences (ta.gradcheck)")
+
+
+def main(out="self_attention_weights.png"):
+    walk_through(scale=False)
+    walk_through(scale=True)
+    check_gradients(build(scale=False))
+    labels = ["input 1", "input 2", "input 3"]
+    ta.viz.attention_heatmap(build(False)(ta.tensor(X[None]))[1][0], labels, labels, path=out,
+                             title="seed 000 example: attention weights (unscaled)")
+    print(f"\nheatmap of the weights written to {out}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="self_attention_weights.png", help="where to write the heatmap PNG")
+    main(parser.parse_args().out)

@@ -1,0 +1,2 @@
+"""Pictures of what attention learned. matplotlib is imported only when a picture is drawn."""
+from .heatmaps import attention_heatmap, positional_encoding_picture
