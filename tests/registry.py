@@ -105,6 +105,7 @@ case(shp.GetItem, "one element per row", lambda k: k[np.arange(3), np.array([2, 
 case(shp.GetItem, "bool mask", lambda a: a[np.array([True, False, True])], inputs(normal(3, 2)))
 case(shp.Cat, "axis 1", lambda a, b: ta.cat([a, b], axis=1), inputs(normal(2, 3), transposed(2, 4)))
 case(shp.Stack, "new axis 1", lambda a, b, c: ta.stack([a, b, c], axis=1), inputs(normal(2, 3), normal(2, 3), strided(2, 3)))
+case(shp.Unbind, "axis 1, some slices unused", lambda a: ta.unbind(a, axis=1)[::2], inputs(transposed(2, 5, 3)))
 case(shp.Where, "broadcast", lambda a, b: ta.where(np.array([True, False, True]), a, b), inputs(normal(2, 3), normal(2, 1)))
 case(shp.Where, "number branch", lambda a: ta.where(np.array([[True], [False]]), a, 0.0), inputs(normal(2, 3)))
 case(shp.MaskedFill, "broadcast mask", lambda a: a.masked_fill(np.array([False, True, False]), -1.0), inputs(normal(2, 3)))

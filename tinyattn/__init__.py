@@ -24,6 +24,7 @@ from .autograd import (
     set_rng_state,
     stack,
     tensor,
+    unbind,
     where,
     zeros,
 )

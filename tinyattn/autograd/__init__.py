@@ -6,4 +6,4 @@ from .errors import ShapeError
 from .function import Context, Function, enable_grad, is_grad_enabled, no_grad
 from .gradcheck import GradcheckError, gradcheck
 from .ops_nn import cross_entropy
-from .ops_shape import cat, stack, where
+from .ops_shape import cat, stack, unbind, where

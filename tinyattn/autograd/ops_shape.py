@@ -107,6 +107,23 @@ class Stack(Function):
         return (None, *(np.take(g, i, axis=ctx.axis) for i in range(g.shape[ctx.axis])))
 
 
+class Unbind(Function):
+    """(y_0, ..., y_{n-1}) = the slices of x along `axis`;  dL/dx = the slice gradients stacked.
+
+    One node for all n slices: a recurrent layer takes each time step's input this way, where
+    n separate getitems would each scatter a full-size gradient (O(n^2) work in backward).
+    """
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        ctx.axis = axis
+        return tuple(np.moveaxis(x, axis, 0))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return np.stack(grads, axis=ctx.axis), None
+
+
 def _check_same_shapes(op, arrays, skip_axis):
     if not arrays:
         raise ValueError(f"{op}: needs at least one tensor")
@@ -159,7 +176,7 @@ class MaskedFill(Function):
         return np.where(mask, g.dtype.type(0), g), None, None
 
 
-# --- the user-facing spellings: ta.cat, ta.stack, ta.where ------------------------------
+# --- the user-facing spellings: ta.cat, ta.stack, ta.unbind, ta.where ------------------------------
 
 def cat(tensors, axis=0):
     """Join tensors along an existing axis."""
@@ -171,6 +188,11 @@ def stack(tensors, axis=0):
     """Stack tensors of one shape along a new axis."""
     tensors = list(tensors)
     return Stack.apply(_axis(axis, (tensors[0].ndim if tensors else 0) + 1, "stack"), *tensors)
+
+
+def unbind(tensor, axis=0):
+    """The slices of a tensor along an axis, as a tuple of tensors (one graph node)."""
+    return Unbind.apply(tensor, _axis(axis, tensor.ndim, "unbind"))
 
 
 def where(cond, a, b):

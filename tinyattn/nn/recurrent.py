@@ -13,7 +13,7 @@ import numpy as np
 
 from ..autograd.creation import generator
 from ..autograd.errors import ShapeError
-from ..autograd.ops_shape import cat, stack, where
+from ..autograd.ops_shape import cat, stack, unbind, where
 from ..autograd.tensor import Tensor, wrap
 from .linear import LinearFunction
 from .module import Module, Parameter
@@ -162,11 +162,12 @@ class _Layer(Module):
         outputs, finals = [], []
         for d in range(D):
             cell = self._cell(d)
-            gi_all = _project(x, cell.weight_ih, cell.bias_ih)  # every step's input projection, one product
+            # every step's input projection in one product, then split into steps in one node
+            gi_steps = unbind(_project(x, cell.weight_ih, cell.bias_ih), axis=1)
             state = initial[d]
             per_step = [None] * T
             for t in (reversed(range(T)) if d else range(T)):
-                state = self._step(cell, gi_all[:, t], state, None if keeps is None else keeps[t])
+                state = self._step(cell, gi_steps[t], state, None if keeps is None else keeps[t])
                 per_step[t] = state[0] if isinstance(state, tuple) else state
             outputs.append(stack(per_step, axis=1))
             finals.append(state)
