@@ -9,7 +9,9 @@ from .function import Function
 
 
 def _kept_shape(shape, axes):
-    """The input's shape with the reduced axes as size 1: g in this shape broadcasts back."""
+    """The input's shape with the reduced axes (None: all) as size 1: g in it broadcasts back."""
+    if axes is None:
+        return (1,) * len(shape)
     return tuple(1 if axis in axes else size for axis, size in enumerate(shape))
 
 
@@ -26,7 +28,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdims):
         ctx.shapes = x.shape, _kept_shape(x.shape, axes)
-        return np.sum(x, axis=axes, keepdims=keepdims)
+        return x.sum(axis=axes, keepdims=keepdims)
 
     @staticmethod
     def backward(ctx, g):
@@ -40,7 +42,7 @@ class Mean(Function):
     def forward(ctx, x, axes, keepdims):
         ctx.shapes = x.shape, _kept_shape(x.shape, axes)
         ctx.count = max(1, x.size // max(1, int(np.prod(ctx.shapes[1]))))
-        return np.mean(x, axis=axes, keepdims=keepdims)
+        return x.mean(axis=axes, keepdims=keepdims)
 
     @staticmethod
     def backward(ctx, g):

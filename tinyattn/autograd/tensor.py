@@ -96,8 +96,6 @@ class Tensor:
         `self` must be a scalar, or `grad` (same shape as self) gives the upstream gradient.
         The graph is freed afterwards unless retain_graph=True.
         """
-        from .engine import backward
-
         if not self.requires_grad:
             raise RuntimeError(
                 "backward: this tensor does not require grad, so there is nothing to differentiate "
@@ -116,7 +114,7 @@ class Tensor:
                 raise ValueError(
                     f"backward: gradient of shape {grad.shape} for an output of shape {self.data.shape}"
                 )
-        backward([self], [grad], retain_graph=retain_graph)
+        _engine.backward([self], [grad], retain_graph=retain_graph)
 
     # --- operators (the Functions live in ops_*.py) ------------------------------------
     def __add__(self, other):
@@ -204,10 +202,10 @@ class Tensor:
         return _ew.Relu.apply(self)
 
     def sum(self, axis=None, keepdims=False):
-        return _reduce.Sum.apply(self, _axes(axis, self.ndim, "sum"), keepdims)
+        return _reduce.Sum.apply(self, None if axis is None else _axes(axis, self.ndim, "sum"), keepdims)
 
     def mean(self, axis=None, keepdims=False):
-        return _reduce.Mean.apply(self, _axes(axis, self.ndim, "mean"), keepdims)
+        return _reduce.Mean.apply(self, None if axis is None else _axes(axis, self.ndim, "mean"), keepdims)
 
     def max(self, axis=None, keepdims=False):
         return _reduce.Max.apply(self, _axes(axis, self.ndim, "max"), keepdims)
@@ -338,7 +336,8 @@ def _axes(axis, ndim, op):
     return tuple(result)
 
 
-from . import ops_elementwise as _ew  # noqa: E402  (the ops need Tensor defined first)
+from . import engine as _engine  # noqa: E402  (these modules need Tensor defined first)
+from . import ops_elementwise as _ew  # noqa: E402
 from . import ops_nn as _nn  # noqa: E402
 from . import ops_reduce as _reduce  # noqa: E402
 from . import ops_shape as _shape  # noqa: E402
