@@ -128,3 +128,9 @@ def test_the_seed_articles_worked_example():
     np.testing.assert_array_equal(attn.W_k(ta.tensor(X)).data, [[0, 1, 1], [4, 4, 0], [2, 3, 1]])
     out, weights = attn(ta.tensor(X[None]))
     np.testing.assert_allclose(out.data[0, 0], [1.937, 6.683, 1.595], atol=1e-3)
+
+
+def test_composed_sdpa_reference_gradchecks_with_a_mask(rng):
+    q, k, v = _t(rng, 2, 3, 4), _t(rng, 2, 5, 4), _t(rng, 2, 5, 2)
+    mask = np.array([[True, True, False, True, False], [False] * 5])
+    assert ta.gradcheck(lambda q, k, v: F.scaled_dot_product_attention_reference(q, k, v, mask=mask), (q, k, v))
