@@ -220,3 +220,83 @@ def test_large_input_split_over_threads(dtype):
     z = S.log_softmax_numba(x)
     close(z, S.log_softmax_reference(x), dtype)
     close(S.log_softmax_backward_numba(z, g), S.log_softmax_backward_reference(z, g), dtype, 200)
+
+
+# ----------------------------------------------------------------------------- fast_exp
+def _ulps(a, b):
+    it = np.int32 if a.dtype == np.float32 else np.int64
+    return np.abs(a.view(it).astype(np.int64) - b.view(it).astype(np.int64))
+
+
+@pytest.mark.parametrize("dtype, lo, hi", [(np.float32, -104.0, 89.0), (np.float64, -746.0, 710.0)])
+def test_fast_exp_accuracy(dtype, lo, hi):
+    # fast_exp (the vectorizable exp every kernel uses) against np.exp: a dense sweep of the
+    # softmax range [lo, 0] (subnormal results and the underflow to 0 included), the positive
+    # range up to overflow, and the special values
+    import numba
+    from tinyattn.ops.fast_exp import fast_exp
+
+    @numba.njit
+    def exp_all(a):
+        out = np.empty_like(a)
+        for j in range(a.shape[0]):
+            out[j] = fast_exp(a[j])
+        return out
+
+    f = np.finfo(dtype)
+    special = [-np.inf, np.inf, np.nan, 0.0, -0.0, f.tiny, -f.tiny, f.max, -f.max, lo, hi,
+               np.log(f.max), np.log(f.tiny), np.log(f.smallest_subnormal)]
+    x = np.concatenate([np.linspace(lo, 0, 1_000_001), np.linspace(0, hi, 100_001),
+                        special]).astype(dtype)
+    y = exp_all(x)
+    with np.errstate(over="ignore"):
+        # float32: the float64 exp rounded once, i.e. (almost always) the correctly rounded
+        # result; numpy's own float32 exp is up to 2 ulp from it
+        ref = np.exp(x.astype(np.float64)).astype(dtype)
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(np.isnan(y), np.isnan(x))
+    ok = ~np.isnan(x)
+    np.testing.assert_array_equal(np.isinf(y[ok]), np.isinf(ref[ok]))  # overflow at the same place
+    assert np.all(y[x == -np.inf] == 0) and np.all(y[x == 0] == 1)
+    fin = ok & np.isfinite(ref)
+    assert _ulps(y[fin], ref[fin]).max() <= 1  # measured: 1 ulp, in both dtypes
+    assert _ulps(y[fin], ref[fin]).mean() < 0.15  # measured: 0.08 (float32), 0.09 (float64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 16, 33, 300])
+def test_row_lengths_around_the_unroll(dtype, n):
+    # the reductions go 8 entries at a time plus a tail: the max and the sums must see the
+    # tail too, wherever the largest entry sits; masked and unmasked rows
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n + 2, n)).astype(dtype)
+    x[np.arange(n), np.arange(n)] = 50.0  # row i has its max at column i (last rows: none)
+    mask = rng.random((n + 2, n)) < 0.7
+    g = rng.standard_normal(x.shape).astype(dtype)
+    for m in [None, mask]:
+        y = S.softmax_numba(x, m)
+        close(y, S.softmax_reference(x, m), dtype)
+        close(S.softmax_backward_numba(y, g), S.softmax_backward_reference(y, g), dtype, 5)
+    z = S.log_softmax_numba(x)
+    close(z, S.log_softmax_reference(x), dtype, 50)
+    close(S.log_softmax_backward_numba(z, g), S.log_softmax_backward_reference(z, g), dtype, 5 * n)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_masked_entries_may_hold_anything(dtype):
+    # excluded entries are never used: inf, -inf, NaN or huge values there change nothing
+    x = np.array([[1.0, np.inf, 2.0, np.nan, -np.inf, 1e30, 3.0, -1e30, 0.5]], dtype)
+    mask = np.array([True, False, True, False, False, False, True, False, True])
+    y = S.softmax_numba(x, mask)
+    clean = np.where(mask, x, 0).astype(dtype)
+    close(y, S.softmax_reference(clean, mask), dtype)
+    assert np.all(y[0, ~mask] == 0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_nan_row_stays_nan_in_kernel_and_reference(dtype):
+    x = np.array([[np.nan, np.nan, np.nan], [1.0, np.nan, 0.0], [1.0, 2.0, 3.0]], dtype)
+    for fn in (S.softmax_numba, S.softmax_reference, S.log_softmax_numba, S.log_softmax_reference):
+        with np.errstate(invalid="ignore"):
+            y = fn(x)
+        assert np.isnan(y[0]).all() and np.isnan(y[1]).all() and np.isfinite(y[2]).all(), fn.__name__

@@ -32,6 +32,7 @@ import numba
 import numpy as np
 
 from .backend import get_backend
+from .fast_exp import fast_exp
 
 
 # ----------------------------------------------------------------------------- reference
@@ -71,67 +72,128 @@ def log_softmax_backward_reference(log_y, grad):
 # (float32, float64) = 4 compiled signatures. Both take C-contiguous 2-D (rows, n) arrays;
 # each row is a few passes over n numbers that stay in L1 cache, and each output entry is
 # written once. No fastmath: it lets LLVM assume there are no infinities, and masks and -inf
-# inputs rely on them. Arithmetic stays in the input dtype (float32 exp costs a third of
-# float64 exp here); only the row sums are accumulated in float64.
+# inputs rely on them. Arithmetic stays in the input dtype; only row sums are float64.
+#
+# What makes them fast (measured: ~9 ns per entry before, see benchmarks/bench_softmax.py):
+#  * exp is fast_exp (fast_exp.py), plain arithmetic that LLVM vectorizes, where math.exp
+#    is one libm call per entry (~3 ns float32, ~9 ns float64);
+#  * reductions (max, sums) use 8 independent accumulators: without fastmath LLVM may not
+#    reorder a single `s += a[j]` chain, so it runs one add per add-latency, not vectorized.
+#    Eight partial sums are legal IEEE code with 8x the parallelism;
+#  * every loop is branch-free: a row is either unmasked, fully excluded, or masked by a
+#    contiguous row of bools (the mask's last axis is never strided), read as a select.
 #
 # Two cores: rather than parallel=True (which made the cold compile ~3x longer, ~2 s more per
 # signature) the kernels release the GIL and _over_rows runs two halves of the rows on two
-# Python threads: no extra compiled code, and at most 2x, like prange on two cores (measured
-# ~1.1-1.3x on our shared, busy machine, where the other core is rarely free).
-#
-# The cost is exp: math.exp is a libm call per entry (no SVML here), ~3 ns in float32 and
-# ~9 ns in float64, against ~1.4 ns for numpy's and PyTorch's SIMD exp.
+# Python threads: no extra compiled code, and at most 2x, like prange on two cores.
 
 
 @numba.njit(cache=True, nogil=True)
-def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, buf):
+def _max8(x):
+    """max(x), -inf for an empty or all -inf x (NaNs are skipped), with 8 partial maxima."""
+    n = x.shape[0]
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = x.dtype.type(-np.inf)
+    n8 = n - n % 8
+    for j in range(0, n8, 8):
+        m0 = x[j] if x[j] > m0 else m0
+        m1 = x[j + 1] if x[j + 1] > m1 else m1
+        m2 = x[j + 2] if x[j + 2] > m2 else m2
+        m3 = x[j + 3] if x[j + 3] > m3 else m3
+        m4 = x[j + 4] if x[j + 4] > m4 else m4
+        m5 = x[j + 5] if x[j + 5] > m5 else m5
+        m6 = x[j + 6] if x[j + 6] > m6 else m6
+        m7 = x[j + 7] if x[j + 7] > m7 else m7
+    for j in range(n8, n):
+        m0 = x[j] if x[j] > m0 else m0
+    m0 = m0 if m0 > m1 else m1
+    m2 = m2 if m2 > m3 else m3
+    m4 = m4 if m4 > m5 else m5
+    m6 = m6 if m6 > m7 else m7
+    m0 = m0 if m0 > m2 else m2
+    m4 = m4 if m4 > m6 else m6
+    return m0 if m0 > m4 else m4
+
+
+@numba.njit(cache=True, nogil=True)
+def _sum8(a, b, dot):
+    """sum(a * b) if dot else sum(a), in float64, with 8 partial sums."""
+    n = a.shape[0]
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    n8 = n - n % 8
+    for j in range(0, n8, 8):
+        if dot:
+            s0 += a[j] * b[j]
+            s1 += a[j + 1] * b[j + 1]
+            s2 += a[j + 2] * b[j + 2]
+            s3 += a[j + 3] * b[j + 3]
+            s4 += a[j + 4] * b[j + 4]
+            s5 += a[j + 5] * b[j + 5]
+            s6 += a[j + 6] * b[j + 6]
+            s7 += a[j + 7] * b[j + 7]
+        else:
+            s0 += a[j]
+            s1 += a[j + 1]
+            s2 += a[j + 2]
+            s3 += a[j + 3]
+            s4 += a[j + 4]
+            s5 += a[j + 5]
+            s6 += a[j + 6]
+            s7 += a[j + 7]
+    for j in range(n8, n):
+        s0 += a[j] * b[j] if dot else a[j]
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@numba.njit(cache=True, nogil=True)
+def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
     """Softmax (log=False) or log-softmax (log=True) of each row of x into out.
 
     The mask is never copied to x's shape: `mask` is the flat, un-broadcast bool mask and
-    `mask_strides` its element strides in x's shape (0 along broadcast axes; the last one is
-    for the columns), `lead_shape` x's shape without the last axis, and x[r] is row row0 + r
-    of the whole input. No mask: a single True read with all strides 0. `buf` holds one row.
+    `mask_strides` its element strides in x's shape (0 along broadcast axes; the last one,
+    for the columns, is 1 or 0), `lead_shape` x's shape without the last axis, and x[r] is
+    row row0 + r of the whole input. No mask: an empty `mask`. `bufs` is (2, n) scratch.
     """
     rows, n = x.shape
-    col_stride = mask_strides[-1]
+    T = x.dtype.type
+    buf, masked_row = bufs[0], bufs[1]  # two separate rows, so that LLVM sees no overlap
     for r in range(rows):
         xr = x[r]
-        # where this row starts in the flat mask: unravel its index over the leading axes
-        mr = 0
-        rest = row0 + r
-        for d in range(lead_shape.shape[0] - 1, -1, -1):
-            mr += (rest % lead_shape[d]) * mask_strides[d]
-            rest //= lead_shape[d]
-        # pass 1: max over the kept entries (typed like x: start from an entry of x)
-        m = xr[0]
-        kept = False
-        for j in range(n):
-            if mask[mr + j * col_stride] and (not kept or xr[j] > m):
-                m = xr[j]
-                kept = True
-        if not kept or m == -np.inf:  # nothing finite kept: zeros (log: -inf) by convention
+        if mask.shape[0] > 0:
+            # where this row starts in the flat mask: unravel its index over the leading axes
+            mr = 0
+            rest = row0 + r
+            for d in range(lead_shape.shape[0] - 1, -1, -1):
+                mr += (rest % lead_shape[d]) * mask_strides[d]
+                rest //= lead_shape[d]
+            if mask_strides[-1] == 1:
+                # excluded entries become -inf (a vector select), then the row is unmasked
+                for j in range(n):
+                    masked_row[j] = xr[j] if mask[mr + j] else -np.inf
+                xr = masked_row
+            elif not mask[mr]:  # one bool for the whole row: all excluded
+                for j in range(n):
+                    out[r, j] = -np.inf if log else 0.0
+                continue
+        m = _max8(xr)
+        if m == -np.inf:  # nothing finite kept: zeros (log: -inf) by convention ...
+            fill = -np.inf if log else 0.0
             for j in range(n):
-                out[r, j] = -np.inf if log else 0.0
+                if xr[j] != xr[j]:  # ... unless a kept entry is NaN: a NaN must show, not hide as 0
+                    fill = np.nan
+            for j in range(n):
+                out[r, j] = fill
             continue
-        # pass 2: the exponentials, each in [0, 1] for kept entries. A loop with nothing but
-        # exp in it is one LLVM vectorizes (exp of 8 floats at a time), so the mask and the
-        # sum wait for pass 3; an excluded entry's exp may be inf or NaN, it is dropped there.
+        # the exponentials, each in [0, 1]; exactly 0 for -inf (so for excluded entries).
+        # log-softmax needs only their sum and reads x again below (never masked).
         for j in range(n):
-            buf[j] = math.exp(xr[j] - m)
-        # pass 3: zero the excluded entries and sum the rest
-        s = 0.0
-        for j in range(n):
-            if mask[mr + j * col_stride]:
-                s += buf[j]
-            else:
-                buf[j] = 0.0
-        # pass 4: the one write per output entry
+            buf[j] = fast_exp(xr[j] - m)
+        s = _sum8(buf, buf, False)
         if log:
-            log_s = math.log(s)
+            log_s = T(math.log(s))
             for j in range(n):
                 out[r, j] = (xr[j] - m) - log_s
         else:
-            inv = 1.0 / s  # one multiply per entry instead of a divide
+            inv = T(1.0 / s)  # one multiply per entry instead of a divide
             for j in range(n):
                 out[r, j] = buf[j] * inv
 
@@ -141,18 +203,16 @@ def _backward_kernel(y, g, log, out):
     """Backward of softmax (log=False, y = softmax output) or log-softmax (log=True, y = its
     output): a reduction pass over the row, then one write pass."""
     rows, n = y.shape
+    T = y.dtype.type
     for r in range(rows):
-        s = 0.0  # softmax: sum(g * y); log-softmax: sum(g)
+        yr, gr = y[r], g[r]
+        s = T(_sum8(gr, yr, not log))  # softmax: sum(g * y); log-softmax: sum(g)
         if log:
             for j in range(n):
-                s += g[r, j]
-            for j in range(n):
-                out[r, j] = g[r, j] - math.exp(y[r, j]) * s
+                out[r, j] = gr[j] - fast_exp(yr[j]) * s
         else:
             for j in range(n):
-                s += g[r, j] * y[r, j]
-            for j in range(n):
-                out[r, j] = y[r, j] * (g[r, j] - s)
+                out[r, j] = yr[j] * (gr[j] - s)
 
 
 # ----------------------------------------------------------------------------- wrappers
@@ -178,7 +238,7 @@ def _rows(a):
     return a.reshape(-1, a.shape[-1])
 
 
-_ALL_KEPT = np.ones(1, np.bool_)  # "no mask": one True, read with all strides 0
+_NO_MASK = np.zeros(0, np.bool_)
 
 
 def _forward_numba(x, log, mask):
@@ -190,7 +250,7 @@ def _forward_numba(x, log, mask):
         return out
     x2, out2 = _rows(x), out.reshape(-1, x.shape[-1])
     if mask is None:
-        flat, strides = _ALL_KEPT, np.zeros(x.ndim, np.int64)
+        flat, strides = _NO_MASK, np.zeros(x.ndim, np.int64)
     else:
         m = np.ascontiguousarray(mask, np.bool_)
         strides = np.array(np.broadcast_to(m, x.shape).strides, np.int64)  # bytes = entries
@@ -198,8 +258,8 @@ def _forward_numba(x, log, mask):
     lead = np.array(x.shape[:-1], np.int64)
 
     def run(a, b):
-        buf = np.empty(x.shape[-1], x.dtype)
-        _forward_kernel(x2[a:b], log, flat, lead, strides, a, out2[a:b], buf)
+        bufs = np.empty((2, x.shape[-1]), x.dtype)
+        _forward_kernel(x2[a:b], log, flat, lead, strides, a, out2[a:b], bufs)
 
     _over_rows(run, x2.shape[0], x.size)
     return out
