@@ -134,3 +134,11 @@ def test_composed_sdpa_reference_gradchecks_with_a_mask(rng):
     q, k, v = _t(rng, 2, 3, 4), _t(rng, 2, 5, 4), _t(rng, 2, 5, 2)
     mask = np.array([[True, True, False, True, False], [False] * 5])
     assert ta.gradcheck(lambda q, k, v: F.scaled_dot_product_attention_reference(q, k, v, mask=mask), (q, k, v))
+
+
+def test_attention_without_a_batch_axis_is_a_clear_error():
+    with pytest.raises(ta.ShapeError, match="add a batch axis"):
+        F.scaled_dot_product_attention(ta.ones(3, 4), ta.ones(5, 4), ta.ones(5, 4), mask=np.ones((3, 5), bool))
+    pool = nn.AttentionPooling(4, 3)
+    with pytest.raises(ta.ShapeError, match=r"AttentionPooling: the mask must be bool \(batch, time\)"):
+        pool(ta.ones(2, 5, 4), mask=np.ones(5, bool))

@@ -130,3 +130,62 @@ def test_getitem_backward_adds_repeated_indices():
     w = ta.tensor(np.zeros((3, 2)), requires_grad=True)
     w[np.array([0, 0, 2, 0])].sum().backward()
     np.testing.assert_array_equal(w.grad, [[3, 3], [0, 0], [1, 1]])
+
+
+def test_no_grad_nests_recurses_and_works_as_a_bare_decorator():
+    guard = ta.no_grad()
+
+    @guard
+    def recurse(n):
+        assert not ta.is_grad_enabled()
+        return recurse(n - 1) if n else None
+
+    recurse(3)
+    assert ta.is_grad_enabled()
+    with guard:
+        with guard:
+            pass
+        assert not ta.is_grad_enabled()
+    assert ta.is_grad_enabled()
+
+    @ta.no_grad
+    def infer(x):
+        return x * 2
+
+    assert not infer(ta.tensor([1.0], requires_grad=True)).requires_grad and ta.is_grad_enabled()
+    with ta.no_grad():
+        with ta.enable_grad():
+            assert (ta.tensor([1.0], requires_grad=True) * 2).requires_grad
+        assert not ta.is_grad_enabled()
+
+
+def test_a_custom_backward_with_the_wrong_number_or_kind_of_gradients_is_named():
+    class TooFew(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            return x * scale
+
+        @staticmethod
+        def backward(ctx, g):
+            return g  # forgot the None for `scale`
+
+    class WrongDtype(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.astype(np.float64) * 2
+
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="TooFew.backward returned 1 gradients, but forward took 2 arguments"):
+        TooFew.apply(x, 3.0).sum().backward()
+    with pytest.raises(RuntimeError, match="WrongDtype.backward returned a float64 gradient .* a float32 tensor"):
+        WrongDtype.apply(x).sum().backward()
+
+
+def test_ta_backward_checks_the_gradient_shapes():
+    y = ta.tensor(np.ones((2, 3)), requires_grad=True) * 2
+    with pytest.raises(ValueError, match=r"gradient of shape \(3,\) for an output of shape \(2, 3\)"):
+        ta.backward([y], [np.ones(3)])

@@ -50,3 +50,18 @@ def test_gradcheck_passes_module_style_parameters_closed_over():
     w = ta.tensor(np.random.default_rng(1).standard_normal((3, 2)), requires_grad=True)
     x = ta.tensor(np.random.default_rng(2).standard_normal((4, 3)))
     assert ta.gradcheck(lambda w: (x @ w).sigmoid(), (w,))
+
+
+def test_gradcheck_fails_when_the_numeric_gradient_is_nan():
+    class NanAtPositive(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return np.where(x > 0, np.nan, x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = ta.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    with pytest.raises(ta.GradcheckError, match="numeric nan"):
+        ta.gradcheck(lambda x: NanAtPositive.apply(x), (x,))

@@ -81,7 +81,7 @@ def test_step_decay_and_warmup_schedules():
 
 def _live_nodes():
     gc.collect()
-    return sum(isinstance(o, Context) for o in gc.get_objects())
+    return sum(type(o) is Context for o in gc.get_objects())  # type(), not isinstance: dead weak proxies raise
 
 
 def test_a_thousand_steps_with_item_logging_keep_the_graph_bounded():
@@ -111,3 +111,11 @@ def test_no_grad_inference_builds_no_graph():
         outputs = [model(x) for _ in range(20)]
     assert _live_nodes() == before
     assert all(o._ctx is None and not o.requires_grad for o in outputs)
+
+
+def test_a_parameter_listed_twice_is_stepped_once():
+    p = _param([1.0])
+    opt = ta.optim.SGD([p, p], lr=0.1)
+    p.grad = np.array([1.0])
+    opt.step()
+    np.testing.assert_allclose(p.data, [0.9])

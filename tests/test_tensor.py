@@ -149,3 +149,53 @@ def test_manual_seed_repeats_draws():
     after = ta.randn(2).data
     ta.set_rng_state(state)
     np.testing.assert_array_equal(after, ta.randn(2).data)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ta.tensor([1, 2, 3]) * ta.ones(3),
+    lambda: ta.ones(3) * ta.tensor([1, 2, 3]),
+    lambda: ta.ones(3) + np.arange(3),
+    lambda: np.arange(3) - ta.ones(3),
+    lambda: np.ones((1, 3), np.int64) @ ta.ones(3, 1),
+    lambda: ta.where(np.array([True, False, True]), ta.tensor([1, 2, 3]), ta.ones(3)),
+    lambda: ta.tensor([1, 2]) * 2.5,
+    lambda: 2.5 / ta.tensor([1, 2]),
+    lambda: ta.tensor([1, 2]) / ta.tensor([2, 2]),
+    lambda: ta.where(np.array([True]), 1.0, 0.0),
+], ids=["int*float", "float*int", "float+int array", "int array-float", "int array@float", "where(int, float)",
+        "int*2.5", "2.5/int", "int/int", "where(numbers)"])
+def test_integers_meeting_floats_give_float32_in_either_order(make):
+    assert make().dtype == np.float32
+
+
+def test_integer_arithmetic_stays_integer():
+    assert (ta.tensor([1, 2]) + 1).dtype == np.int64
+    assert (ta.tensor([1, 2]) * ta.tensor([3, 4])).dtype == np.int64
+
+
+def test_linear_refuses_an_input_of_another_dtype_clearly():
+    import tinyattn.nn as nn
+
+    with pytest.raises(TypeError, match="linear: input is int64, the weights float32"):
+        nn.Linear(3, 2)(ta.tensor([[1, 2, 3]]))
+
+
+def test_axis_errors_and_scalars():
+    with pytest.raises(ValueError, match="names an axis twice"):
+        ta.ones(2, 3).sum(axis=(0, 0))
+    with pytest.raises(ValueError, match="axis 2 is out of range"):
+        ta.ones(2, 3).mean(axis=2)
+    s = ta.tensor(np.array(3.0), requires_grad=True)
+    s.sum(0).backward()
+    assert s.grad == 1.0
+
+
+def test_pow_zero_has_zero_gradient_even_at_zero():
+    x = ta.tensor(np.array([0.0, 2.0]), requires_grad=True)
+    (x ** 0).sum().backward()
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0])
+
+
+def test_masked_fill_refuses_a_value_the_dtype_cannot_hold():
+    with pytest.raises(TypeError, match="cannot put -inf into a int64 tensor"):
+        ta.tensor([1, 2]).masked_fill(np.array([True, False]), float("-inf"))

@@ -17,6 +17,9 @@ def backward(roots, root_grads, retain_graph=False):
     pending = {}  # node -> list with one accumulated gradient (or None) per output
     starts = []
     for root, grad in zip(roots, root_grads):
+        grad = np.asarray(getattr(grad, "data", grad), dtype=root.data.dtype)
+        if grad.shape != root.data.shape:
+            raise ValueError(f"backward: gradient of shape {grad.shape} for an output of shape {root.data.shape}")
         if root._ctx is None:
             if root.requires_grad:
                 _accumulate_leaf(root, grad, "backward")
@@ -37,17 +40,15 @@ def backward(roots, root_grads, retain_graph=False):
         for index, grad in enumerate(out_grads):
             if grad is None:
                 out_grads[index] = zeros_for_output(*node.output_meta[index])
-        in_grads = node.fn.backward(node, *out_grads)
-        if not isinstance(in_grads, tuple):
-            in_grads = (in_grads,)
+        in_grads = _checked(node, node.fn.backward(node, *out_grads))
         for position, tensor in node.inputs:
             grad = in_grads[position]
             if grad is None:
                 continue
-            if grad.shape != tensor.data.shape:
+            if grad.shape != tensor.data.shape or grad.dtype != tensor.data.dtype:
                 raise RuntimeError(
-                    f"{node.fn.__name__}.backward returned a gradient of shape {grad.shape} for "
-                    f"argument {position} of shape {tensor.data.shape}"
+                    f"{node.fn.__name__}.backward returned a {grad.dtype} gradient of shape {grad.shape} "
+                    f"for argument {position}, a {tensor.data.dtype} tensor of shape {tensor.data.shape}"
                 )
             parent = tensor._ctx
             if parent is None:
@@ -61,6 +62,20 @@ def backward(roots, root_grads, retain_graph=False):
                 slots[index] = grad if slots[index] is None else slots[index] + grad
         if not retain_graph:
             node.release()
+
+
+def _checked(node, in_grads):
+    """backward's answer as a tuple with one entry per argument of forward, or a clear error."""
+    if isinstance(in_grads, list):
+        in_grads = tuple(in_grads)
+    elif not isinstance(in_grads, tuple):
+        in_grads = (in_grads,)
+    if len(in_grads) != len(node.needs_input_grad):
+        raise RuntimeError(
+            f"{node.fn.__name__}.backward returned {len(in_grads)} gradients, but forward took "
+            f"{len(node.needs_input_grad)} arguments: return one per argument (None for non-tensors)"
+        )
+    return in_grads
 
 
 def _accumulate_leaf(tensor, grad, op_name):

@@ -6,7 +6,7 @@ A Function's `forward(ctx, *arrays)` computes numpy arrays from numpy arrays; it
 gradient is wanted, records a graph node: the `ctx` object itself, which remembers the inputs
 and whatever forward saved. The backward walk (engine.py) visits these nodes in reverse.
 """
-import contextlib
+import functools
 
 import numpy as np
 
@@ -18,29 +18,44 @@ def is_grad_enabled():
     return _grad_enabled
 
 
-class no_grad(contextlib.ContextDecorator):
-    """Build no graph inside this block (or decorated function): for inference and updates."""
+class no_grad:
+    """Build no graph inside this block or decorated function: for inference and updates.
+
+    `with ta.no_grad():`, `@ta.no_grad()` and `@ta.no_grad` all work, nested or recursive:
+    each entry remembers the state it found on a stack and each exit restores it.
+    """
+
+    enabled = False  # what the block sets
+
+    def __init__(self, function=None):
+        self._previous = []
+        self._function = function
+        if function is not None:
+            functools.update_wrapper(self, function)
 
     def __enter__(self):
         global _grad_enabled
-        self._previous = _grad_enabled
-        _grad_enabled = False
+        self._previous.append(_grad_enabled)
+        _grad_enabled = self.enabled
         return self
 
     def __exit__(self, *exc):
         global _grad_enabled
-        _grad_enabled = self._previous
+        _grad_enabled = self._previous.pop()
         return False
+
+    def __call__(self, *args, **kwargs):
+        if self._function is not None:  # used bare: @ta.no_grad
+            with self:
+                return self._function(*args, **kwargs)
+        (function,) = args  # used with parentheses: @ta.no_grad()
+        return type(self)(function)
 
 
 class enable_grad(no_grad):
     """Build the graph again inside a `no_grad()` block."""
 
-    def __enter__(self):
-        global _grad_enabled
-        self._previous = _grad_enabled
-        _grad_enabled = True
-        return self
+    enabled = True
 
 
 class Context:
@@ -131,6 +146,8 @@ class Function:
             ctx.needs_input_grad = (False,) * len(args)
 
         result = cls.forward(ctx, *arrays)
+        if isinstance(result, list):
+            result = tuple(result)
 
         if isinstance(result, tuple):
             outputs = tuple(wrap(array) for array in result)

@@ -119,6 +119,8 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
+        if ctx.p == 0:  # x ** 0 = 1 everywhere: zero gradient (p * x ** -1 would be 0 * inf at x = 0)
+            return np.zeros_like(g), None
         p = x.dtype.type(ctx.p)
         return g * p * np.power(x, p - 1), None
 
@@ -182,17 +184,19 @@ class Tanh(Function):
         return g * (1 - y * y)
 
 
-class Sigmoid(Function):
-    """y = 1 / (1 + exp(-x));  dL/dx = g * y * (1 - y).
+def stable_sigmoid(x):
+    """1 / (1 + exp(-x)) without overflow: with e = exp(-|x|) <= 1, it is 1 / (1 + e) for x >= 0
+    and e / (1 + e) for x < 0."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1, e) / (1 + e)
 
-    Written with e = exp(-|x|) <= 1, so no exp overflows even at x = +-1000:
-    y = 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0.
-    """
+
+class Sigmoid(Function):
+    """y = 1 / (1 + exp(-x)) (stable for x = +-1000, see stable_sigmoid);  dL/dx = g * y * (1 - y)."""
 
     @staticmethod
     def forward(ctx, x):
-        e = np.exp(-np.abs(x))
-        y = np.where(x >= 0, 1, e) / (1 + e)
+        y = stable_sigmoid(x)
         ctx.save_for_backward(y)
         return y
 

@@ -168,5 +168,7 @@ def _check_targets(logits, target, ignore_index):
 
 def cross_entropy(logits, target, ignore_index=None):
     """Mean cross-entropy of `logits` (..., C) against integer `target` (...), one graph node."""
-    target = target.data if hasattr(target, "data") and not isinstance(target, np.ndarray) else target
+    from .tensor import Tensor
+
+    target = target.data if isinstance(target, Tensor) else target
     return CrossEntropy.apply(logits, np.asarray(target), ignore_index)

@@ -41,8 +41,9 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdims):
         ctx.shapes = x.shape, _kept_shape(x.shape, axes)
-        ctx.count = max(1, x.size // max(1, int(np.prod(ctx.shapes[1]))))
-        return x.mean(axis=axes, keepdims=keepdims)
+        y = x.mean(axis=axes, keepdims=keepdims)
+        ctx.count = max(1, x.size // max(1, y.size))  # how many inputs each output averages
+        return y
 
     @staticmethod
     def backward(ctx, g):

@@ -197,13 +197,14 @@ def unbind(tensor, axis=0):
 
 def where(cond, a, b):
     """a where cond is True, else b (a or b may be numbers)."""
-    from .tensor import Tensor, _operand
+    from .tensor import Tensor, _pair
 
     cond = np.asarray(cond.data if isinstance(cond, Tensor) else cond)
     if cond.dtype != np.bool_:
         raise TypeError(f"where: cond must be bool, got {cond.dtype}")
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else Tensor(a)
-    return Where.apply(cond, _operand(like, a), _operand(like, b))
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = Tensor(a)  # two numbers: the first sets the dtype (a Python float: float32)
+    return Where.apply(cond, *_pair(a, b))
 
 
 def _axis(axis, ndim, op):

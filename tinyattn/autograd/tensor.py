@@ -108,44 +108,38 @@ class Tensor:
                     f"needs a scalar. Pass one of shape {self.data.shape}: y.backward(grad)"
                 )
             grad = np.ones(self.data.shape, self.data.dtype)
-        else:
-            grad = np.asarray(grad.data if isinstance(grad, Tensor) else grad, dtype=self.data.dtype)
-            if grad.shape != self.data.shape:
-                raise ValueError(
-                    f"backward: gradient of shape {grad.shape} for an output of shape {self.data.shape}"
-                )
         _engine.backward([self], [grad], retain_graph=retain_graph)
 
     # --- operators (the Functions live in ops_*.py) ------------------------------------
     def __add__(self, other):
-        return _ew.Add.apply(self, _operand(self, other))
+        return _ew.Add.apply(*_pair(self, other))
 
     def __radd__(self, other):
-        return _ew.Add.apply(_operand(self, other), self)
+        return _ew.Add.apply(*_pair(other, self))
 
     def __sub__(self, other):
-        return _ew.Sub.apply(self, _operand(self, other))
+        return _ew.Sub.apply(*_pair(self, other))
 
     def __rsub__(self, other):
-        return _ew.Sub.apply(_operand(self, other), self)
+        return _ew.Sub.apply(*_pair(other, self))
 
     def __mul__(self, other):
-        return _ew.Mul.apply(self, _operand(self, other))
+        return _ew.Mul.apply(*_pair(self, other))
 
     def __rmul__(self, other):
-        return _ew.Mul.apply(_operand(self, other), self)
+        return _ew.Mul.apply(*_pair(other, self))
 
     def __truediv__(self, other):
-        return _ew.Div.apply(self, _operand(self, other))
+        return _ew.Div.apply(*_pair(self, other, true_divide=True))
 
     def __rtruediv__(self, other):
-        return _ew.Div.apply(_operand(self, other), self)
+        return _ew.Div.apply(*_pair(other, self, true_divide=True))
 
     def __neg__(self):
         return _ew.Neg.apply(self)
 
     def __pow__(self, exponent):
-        if not isinstance(exponent, numbers.Real) or isinstance(exponent, np.ndarray):
+        if not isinstance(exponent, numbers.Real):
             raise TypeError(
                 f"pow: the exponent must be a number, got {type(exponent).__name__}; "
                 "for a tensor exponent write exp(b * log(a))"
@@ -153,10 +147,10 @@ class Tensor:
         return _ew.Pow.apply(self, float(exponent))
 
     def __matmul__(self, other):
-        return _nn.MatMul.apply(self, _operand(self, other))
+        return _nn.MatMul.apply(*_pair(self, other))
 
     def __rmatmul__(self, other):
-        return _nn.MatMul.apply(_operand(self, other), self)
+        return _nn.MatMul.apply(*_pair(other, self))
 
     # Comparisons give bool tensors that carry no gradient.
     def __lt__(self, other):
@@ -245,7 +239,9 @@ class Tensor:
 
     def masked_fill(self, mask, value):
         """Put `value` where `mask` is True (as PyTorch); those places get no gradient."""
-        return _shape.MaskedFill.apply(self, _bool_mask(mask, "masked_fill"), float(value))
+        if self.data.dtype.kind != "f" and not float(value).is_integer():
+            raise TypeError(f"masked_fill: cannot put {value} into a {self.data.dtype} tensor")
+        return _shape.MaskedFill.apply(self, _bool_mask(mask, "masked_fill"), value)
 
     def double(self):
         return _ew.Cast.apply(self, np.float64)
@@ -287,23 +283,48 @@ def _to_array(data, dtype):
     return array
 
 
-def _operand(tensor_, other):
-    """The other side of a binary op as a Tensor that leaves `tensor_`'s dtype alone."""
-    if isinstance(other, Tensor):
-        if tensor_.data.dtype.kind == "f" and other.data.dtype.kind in "iub":
-            return wrap(other.data.astype(tensor_.data.dtype))  # ints join floats, as in PyTorch
-        return other
-    if isinstance(other, np.ndarray):
-        if other.ndim == 0:
-            other = other.item()
-        else:
-            return wrap(other)
-    if isinstance(other, np.generic):
-        other = other.item()
-    if isinstance(other, (bool, int, float)):
-        # A Python number is "weak" (NEP 50): float32 * 2.5 stays float32.
-        return wrap(np.asarray(other, dtype=np.result_type(tensor_.data.dtype, other)))
-    raise TypeError(f"cannot combine a Tensor with {type(other).__name__}")
+def _pair(a, b, true_divide=False):
+    """Both operands of a binary op as Tensors of one dtype, by PyTorch's rules.
+
+    A number takes the tensor's dtype (float32 * 2.5 stays float32: Python numbers are
+    "weak", NEP 50); an integer or bool tensor or array meeting a float one takes the float's
+    dtype; integers meeting a Python float, or divided, become float32. float32 meeting
+    float64 is left for Function.apply to refuse with a message naming both.
+    """
+    a, b = _tensor_or_number(a), _tensor_or_number(b)
+    if not isinstance(a, Tensor):
+        a = _number_like(a, b)
+    elif not isinstance(b, Tensor):
+        b = _number_like(b, a)
+    kind_a, kind_b = a.data.dtype.kind, b.data.dtype.kind
+    if kind_a == "f" and kind_b != "f":
+        b = wrap(b.data.astype(a.data.dtype))
+    elif kind_b == "f" and kind_a != "f":
+        a = wrap(a.data.astype(b.data.dtype))
+    if true_divide and a.data.dtype.kind != "f":
+        a, b = wrap(a.data.astype(np.float32)), wrap(b.data.astype(np.float32))
+    return a, b
+
+
+def _tensor_or_number(value):
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray) and value.ndim:
+        return wrap(value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.item()  # a numpy scalar is as weak as a Python one
+    if isinstance(value, (bool, int, float)):
+        return value
+    raise TypeError(f"cannot combine a Tensor with {type(value).__name__}")
+
+
+def _number_like(number, tensor_):
+    dtype = tensor_.data.dtype
+    if dtype.kind != "f" and isinstance(number, float):
+        dtype = np.dtype(np.float32)  # int tensor * 2.5 -> float32, PyTorch's default float
+    else:
+        dtype = np.result_type(dtype, number)
+    return wrap(np.asarray(number, dtype=dtype))
 
 
 def _raw(value):
@@ -328,11 +349,15 @@ def _axes(axis, ndim, op):
     if axis is None:
         return tuple(range(ndim))
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if ndim == 0 and all(a in (0, -1) for a in axes):
+        return ()  # a scalar has one (implicit) axis, as in PyTorch: nothing to reduce
     result = []
     for a in axes:
-        if not -ndim <= a < max(ndim, 1):
+        if not -ndim <= a < ndim:
             raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims")
-        result.append(a % ndim if ndim else 0)
+        result.append(a % ndim)
+    if len(set(result)) != len(result):
+        raise ValueError(f"{op}: axis {tuple(axes)} names an axis twice")
     return tuple(result)
 
 

@@ -186,6 +186,9 @@ class AttentionPooling(Module):
         scores = self.v(self.project(x).tanh()).reshape(x.shape[:2])
         if mask is not None:
             mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+            if mask.dtype != np.bool_ or mask.shape != x.shape[:2]:
+                raise ShapeError(f"AttentionPooling: the mask must be bool (batch, time) = {x.shape[:2]}, "
+                                 f"got {mask.dtype} {mask.shape}")
         weights = scores.softmax(-1, mask=mask)
         pooled = (weights.unsqueeze(1) @ x).reshape(x.shape[0], x.shape[2])
         return pooled, weights

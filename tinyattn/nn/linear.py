@@ -22,6 +22,9 @@ class LinearFunction(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias):
+        if x.dtype != weight.dtype:
+            raise TypeError(f"linear: input is {x.dtype}, the weights {weight.dtype}; convert the input "
+                            "(x.float() / x.double()) or the layer (.float() / .double())")
         if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
             raise ShapeError(
                 f"linear: input {x.shape} has {x.shape[-1] if x.ndim else 0} features on its last axis, "

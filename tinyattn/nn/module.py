@@ -31,7 +31,7 @@ class Module:
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
-        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_buffers", [])  # names of attributes that are buffers
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
@@ -39,8 +39,10 @@ class Module:
             raise AttributeError(
                 f"{type(self).__name__}: call super().__init__() before assigning {name!r}"
             )
-        for registry in (self._parameters, self._modules, self._buffers):
+        for registry in (self._parameters, self._modules):
             registry.pop(name, None)
+        if name in self._buffers:
+            self._buffers.remove(name)
         if isinstance(value, Parameter):
             self._parameters[name] = value
         elif isinstance(value, Module):
@@ -50,7 +52,7 @@ class Module:
     def register_buffer(self, name, array):
         """An array that belongs to the module's state (saved, loaded) but is not trained."""
         self.__setattr__(name, array)
-        self._buffers[name] = name
+        self._buffers.append(name)
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)

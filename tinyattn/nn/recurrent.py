@@ -32,6 +32,9 @@ def _project(x, weight, bias):
 
 
 class _Cell(Module):
+    """One time step. `step(gi, state, keep)` starts from the input projection gi = x W_ih^T + b_ih,
+    so a layer can compute every step's projection in one product; forward(x, state) adds it."""
+
     kind = None
     fused = True
 
@@ -44,10 +47,31 @@ class _Cell(Module):
         self.bias_ih = _init(hidden_size, rows) if bias else None
         self.bias_hh = _init(hidden_size, rows) if bias else None
 
-    def _zeros(self, x):
+    def forward(self, x, state=None):
+        self._check(x, state)
+        state = self.zero_state(x) if state is None else state
+        return self.step(_project(x, self.weight_ih, self.bias_ih), state)
+
+    def reference(self, x, state):
+        """The step written with autograd ops (what the fused node computes), from x."""
+        return self.reference_step(_project(x, self.weight_ih, self.bias_ih), state)
+
+    def step(self, gi, state, keep=None, fused=None):
+        """The next state; where keep (bool (B, 1)) is False the old state is kept."""
+        if self.fused if fused is None else fused:
+            return self.fused_step(gi, state, keep)
+        new = self.reference_step(gi, state)
+        if keep is None:
+            return new
+        if isinstance(new, tuple):
+            return tuple(where(keep, n, o) for n, o in zip(new, state))
+        return where(keep, new, state)
+
+    def zero_state(self, x):
         return wrap(np.zeros((x.shape[0], self.hidden_size), x.dtype))
 
-    def _check(self, x, h):
+    def _check(self, x, state):
+        h = state[0] if isinstance(state, tuple) else state
         if x.ndim != 2 or x.shape[1] != self.input_size:
             raise ShapeError(f"{type(self).__name__}: input {x.shape}, expected (batch, {self.input_size})")
         if h is not None and h.shape != (x.shape[0], self.hidden_size):
@@ -68,16 +92,11 @@ class RNNCell(_Cell):
         super().__init__(input_size, hidden_size, bias)
         self.nonlinearity = nonlinearity
 
-    def forward(self, x, h=None):
-        self._check(x, h)
-        h = self._zeros(x) if h is None else h
-        if not self.fused:
-            return self.reference(x, h)
-        return RNNStep.apply(_project(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
-                             self.nonlinearity, None)
+    def fused_step(self, gi, h, keep):
+        return RNNStep.apply(gi, h, self.weight_hh, self.bias_hh, self.nonlinearity, keep)
 
-    def reference(self, x, h):
-        pre = _project(x, self.weight_ih, self.bias_ih) + _project(h, self.weight_hh, self.bias_hh)
+    def reference_step(self, gi, h):
+        pre = gi + _project(h, self.weight_hh, self.bias_hh)
         return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
 
 
@@ -86,16 +105,11 @@ class GRUCell(_Cell):
 
     kind = "GRU"
 
-    def forward(self, x, h=None):
-        self._check(x, h)
-        h = self._zeros(x) if h is None else h
-        if not self.fused:
-            return self.reference(x, h)
-        return GRUStep.apply(_project(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh, None)
+    def fused_step(self, gi, h, keep):
+        return GRUStep.apply(gi, h, self.weight_hh, self.bias_hh, keep)
 
-    def reference(self, x, h):
+    def reference_step(self, gi, h):
         H = self.hidden_size
-        gi = _project(x, self.weight_ih, self.bias_ih)
         gh = _project(h, self.weight_hh, self.bias_hh)
         r = (gi[:, :H] + gh[:, :H]).sigmoid()
         z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()
@@ -104,23 +118,22 @@ class GRUCell(_Cell):
 
 
 class LSTMCell(_Cell):
-    """i, f, o = sig(.), g = tanh(.), c' = f * c + i * g, h' = o * tanh(c'); forward(x, (h, c))."""
+    """i, f, o = sig(.), g = tanh(.), c' = f * c + i * g, h' = o * tanh(c'); forward(x, (h, c)) -> (h', c')."""
 
     kind = "LSTM"
 
-    def forward(self, x, state=None):
-        h, c = (None, None) if state is None else state
-        self._check(x, h)
-        h = self._zeros(x) if h is None else h
-        c = self._zeros(x) if c is None else c
-        if not self.fused:
-            return self.reference(x, (h, c))
-        return LSTMStep.apply(_project(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh, None)
+    def zero_state(self, x):
+        zeros = super().zero_state(x)
+        return zeros, zeros
 
-    def reference(self, x, state):
+    def fused_step(self, gi, state, keep):
+        h, c = state
+        return LSTMStep.apply(gi, h, c, self.weight_hh, self.bias_hh, keep)
+
+    def reference_step(self, gi, state):
         h, c = state
         H = self.hidden_size
-        gates = _project(x, self.weight_ih, self.bias_ih) + _project(h, self.weight_hh, self.bias_hh)
+        gates = gi + _project(h, self.weight_hh, self.bias_hh)
         i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()
         g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()
         c_new = f * c + i * g
@@ -167,7 +180,7 @@ class _Layer(Module):
             state = initial[d]
             per_step = [None] * T
             for t in (reversed(range(T)) if d else range(T)):
-                state = self._step(cell, gi_steps[t], state, None if keeps is None else keeps[t])
+                state = cell.step(gi_steps[t], state, None if keeps is None else keeps[t], fused=self.fused)
                 per_step[t] = state[0] if isinstance(state, tuple) else state
             outputs.append(stack(per_step, axis=1))
             finals.append(state)
@@ -193,29 +206,11 @@ class RNN(_Layer):
 
     kind, cell_class = "RNN", RNNCell
 
-    def _step(self, cell, gi, h, keep):
-        if self.fused:
-            return RNNStep.apply(gi, h, cell.weight_hh, cell.bias_hh, cell.nonlinearity, keep)
-        pre = gi + _project(h, cell.weight_hh, cell.bias_hh)
-        new = pre.tanh() if cell.nonlinearity == "tanh" else pre.relu()
-        return new if keep is None else where(keep, new, h)
-
 
 class GRU(_Layer):
     """GRU layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (D, B, H))."""
 
     kind, cell_class = "GRU", GRUCell
-
-    def _step(self, cell, gi, h, keep):
-        if self.fused:
-            return GRUStep.apply(gi, h, cell.weight_hh, cell.bias_hh, keep)
-        H = self.hidden_size
-        gh = _project(h, cell.weight_hh, cell.bias_hh)
-        r = (gi[:, :H] + gh[:, :H]).sigmoid()
-        z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()
-        n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()
-        new = (1 - z) * n + z * h
-        return new if keep is None else where(keep, new, h)
 
 
 class LSTM(_Layer):
@@ -225,28 +220,15 @@ class LSTM(_Layer):
 
     def _initial_states(self, h0, x, D):
         if h0 is None:
-            zeros = wrap(np.zeros((x.shape[0], self.hidden_size), x.dtype))
-            return [(zeros, zeros)] * D
+            return [self.cells[0].zero_state(x)] * D
+        if not isinstance(h0, (tuple, list)) or len(h0) != 2:
+            raise TypeError("LSTM: the initial state is a pair (h0, c0), each (D, batch, hidden)")
         h, c = h0
         hs, cs = super()._initial_states(h, x, D), super()._initial_states(c, x, D)
         return list(zip(hs, cs))
 
     def _final_states(self, finals):
         return stack([h for h, _ in finals], axis=0), stack([c for _, c in finals], axis=0)
-
-    def _step(self, cell, gi, state, keep):
-        h, c = state
-        if self.fused:
-            return LSTMStep.apply(gi, h, c, cell.weight_hh, cell.bias_hh, keep)
-        H = self.hidden_size
-        gates = gi + _project(h, cell.weight_hh, cell.bias_hh)
-        i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()
-        g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()
-        c_new = f * c + i * g
-        h_new = o * c_new.tanh()
-        if keep is None:
-            return h_new, c_new
-        return where(keep, h_new, h), where(keep, c_new, c)
 
 
 def _step_masks(lengths, B, T, name):

@@ -17,12 +17,11 @@ Matrix products go through tinyattn.ops.matmul; the gate arithmetic is plain num
 import numpy as np
 
 from ..autograd.function import Function
+from ..autograd.ops_elementwise import stable_sigmoid
 from ..ops.matmul import matmul
 
 
-def sigmoid(x):
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1, e) / (1 + e)
+sigmoid = stable_sigmoid
 
 
 def _hidden_projection(h, w_hh, b_hh):
@@ -100,8 +99,9 @@ class GRUStep(Function):
 
 class LSTMStep(Function):
     """LSTM step (equations at the top); two outputs h', c'. With gh = dL/dh', gc = dL/dc':
-    dc = gc + gh o (1 - tanh(c')^2),  do = gh tanh(c'),  di = dc g,  df = dc c,  dg = dc i,
-    each through its activation's derivative; dL/dc = dc f,  dL/dh = d_gates W_hh."""
+    dc = gc + gh * o * (1 - tanh(c')^2)        (c' reaches the loss directly and through h')
+    d_i = dc * g * i(1-i),  d_f = dc * c * f(1-f),  d_g = dc * i * (1-g^2),  d_o = gh * tanh(c') * o(1-o)
+    dL/dgi = d_gates = [d_i, d_f, d_g, d_o],  dL/dc = dc * f,  dL/dh = d_gates W_hh."""
 
     @staticmethod
     def forward(ctx, gi, h, c, w_hh, b_hh, keep):

@@ -50,8 +50,9 @@ def attention_mask(mask, scores_shape, op="attention"):
 
 
 def _check_qkv(q, k, v):
-    if not (q.ndim == k.ndim == v.ndim) or q.ndim < 2:
-        raise ShapeError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} need one number of dims (>= 2)")
+    if not (q.ndim == k.ndim == v.ndim) or q.ndim < 3:
+        raise ShapeError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} need one number of dims, at least 3 "
+                         "(batch, [heads,] time, size): add a batch axis with q[None]")
     if q.shape[-1] != k.shape[-1]:
         raise ShapeError(f"attention: query size {q.shape[-1]} and key size {k.shape[-1]} differ (q {q.shape}, k {k.shape})")
     if k.shape[-2] != v.shape[-2]:

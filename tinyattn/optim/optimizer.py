@@ -10,7 +10,7 @@ class Optimizer:
     defaults = {}
 
     def __init__(self, params, **hyper):
-        self.params = list(params)
+        self.params = list({id(p): p for p in params}.values())  # a tied weight listed twice steps once
         if not self.params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
         for i, p in enumerate(self.params):

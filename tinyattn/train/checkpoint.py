@@ -37,6 +37,9 @@ def save(obj, path):
             np.savez(file, **arrays, **{META_KEY: meta_bytes})
             file.flush()
             os.fsync(file.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp_path, 0o666 & ~umask)  # mkstemp made it private (0600); a saved model is not
         os.replace(temp_path, path)
     except BaseException:
         if os.path.exists(temp_path):
