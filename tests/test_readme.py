@@ -18,7 +18,7 @@ def test_readme_python_examples_run(tmp_path, monkeypatch):
 def test_readme_opens_with_the_demo_and_test_commands():
     first_block = re.search(r"```bash\n(.*?)```", README.read_text(), flags=re.S).group(1).strip().splitlines()
     assert len(first_block) == 2
-    assert first_block[0].endswith("demos/attention_descent.py")
+    assert first_block[0].endswith("demos/translate.py")
     assert first_block[1].endswith("-m pytest") and '".[test]"' in first_block[1]
     ci = (README.parent / ".ci" / "run").read_text()
     assert "pytest" in ci and "README.md" in ci

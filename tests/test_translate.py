@@ -1,0 +1,59 @@
+"""The toy translation task, the seq2seq model, and the translation demo's promises."""
+import runpy
+from pathlib import Path
+
+import numpy as np
+
+import tinyattn as ta
+from tinyattn.data import EOS, PAD, ToyTranslation, translate_words
+from tinyattn.models import Seq2Seq
+
+DEMO = Path(__file__).resolve().parents[1] / "demos" / "translate.py"
+
+
+def test_adjectives_move_behind_their_noun_in_mirror_order():
+    assert translate_words("big red cat sees small dog".split()) == "chat rouge grand voit chien petit".split()
+    data = ToyTranslation(max_phrases=2, seed=0)
+    source, lengths, target = data.batch(5)
+    assert source.shape[0] == 5 and (source[np.arange(5), lengths - 1] != PAD).all()
+    assert (target[:, 0] == 1).all() and all(EOS in row for row in target)
+    words, reference = data.sentence()
+    assert data.target_vocab.decode(data.target_vocab.encode(reference) + [EOS, 5]) == reference
+
+
+def test_the_whole_seq2seq_loss_gradchecks():
+    ta.manual_seed(0)
+    data = ToyTranslation(max_phrases=2, seed=3)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), embed_dim=3, hidden_size=4).double()
+    source, lengths, target = data.batch(2)
+    params = tuple(model.parameters())
+    assert ta.gradcheck(lambda *p: model.loss(source, lengths, target), params, max_elements=30)
+
+
+def test_a_short_training_run_translates_most_sentences_exactly(tmp_path):
+    demo = runpy.run_path(str(DEMO))
+    overall = demo["main"](["--steps", "150", "--no-baseline", "--test-sentences", "200", "--out-dir", str(tmp_path)])
+    assert overall["additive attention"] >= 0.9
+    assert (tmp_path / "attention.png").stat().st_size > 5000
+    assert (tmp_path / "accuracy_by_length.png").stat().st_size > 5000
+
+
+def test_resuming_after_an_interruption_continues_exactly(tmp_path):
+    demo = runpy.run_path(str(DEMO))
+
+    def fresh():
+        ta.manual_seed(0)
+        data = ToyTranslation(max_phrases=2, seed=0)
+        return Seq2Seq(len(data.source_vocab), len(data.target_vocab), embed_dim=8, hidden_size=8), data
+
+    model, data = fresh()
+    demo["train"]("straight", model, data, 12, 8, str(tmp_path), checkpoint_every=6)
+    straight = model.state_dict()
+
+    model, data = fresh()
+    demo["train"]("resumed", model, data, 6, 8, str(tmp_path), checkpoint_every=6)  # "crash" after 6
+    ta.manual_seed(99)  # a new process: another random state, until the checkpoint restores it
+    model, data = fresh()
+    demo["train"]("resumed", model, data, 12, 8, str(tmp_path), resume=True, checkpoint_every=6)
+    for key, value in model.state_dict().items():
+        np.testing.assert_array_equal(value, straight[key], err_msg=key)

@@ -1,0 +1,2 @@
+"""Whole models built from tinyattn.nn."""
+from .seq2seq import Decoder, Encoder, Seq2Seq

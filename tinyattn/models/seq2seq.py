@@ -1,0 +1,98 @@
+"""Encoder-decoder RNN with attention (Bahdanau et al. 2015; Luong et al. 2015), as in seed 001.
+
+    encoder:  states_1..m = BiGRU(embed(source))              kept, all of them
+    decoder step t, with s the decoder state and y the previous target word:
+        weights  = softmax(score(s, states))                   "which source words matter now"
+        context  = weights @ states                            refreshed at every step
+        s        = GRUCell([embed(y); context], s)
+        logits   = Linear([s; context; embed(y)])
+
+With attention=None the decoder gets no context (the classic seq2seq: the whole sentence must
+pass through the encoder's final state), which is the baseline the translation demo beats.
+"""
+import numpy as np
+
+from ..autograd.ops_shape import cat, stack, unbind
+from ..autograd.ops_nn import cross_entropy
+from ..data.toy_translation import BOS, EOS, PAD
+from ..nn.attention import Attention
+from ..nn.linear import Embedding, Linear
+from ..nn.module import Module
+from ..nn.recurrent import GRU, GRUCell
+
+
+class Encoder(Module):
+    """Embedding + bidirectional GRU; returns every state (B, S, 2H) and an initial decoder state."""
+
+    def __init__(self, vocab_size, embed_dim, hidden_size, decoder_size):
+        super().__init__()
+        self.embedding = Embedding(vocab_size, embed_dim, padding_idx=PAD)
+        self.rnn = GRU(embed_dim, hidden_size, bidirectional=True)
+        self.bridge = Linear(2 * hidden_size, decoder_size)
+
+    def forward(self, source, lengths):
+        states, h_n = self.rnn(self.embedding(source), lengths=lengths)  # h_n (2, B, H)
+        last = cat([h_n[0], h_n[1]], axis=-1)                             # both directions' summaries
+        return states, self.bridge(last).tanh()
+
+
+class Decoder(Module):
+    """A GRU cell that attends over the encoder states before each step (or not, attention=None)."""
+
+    def __init__(self, vocab_size, embed_dim, hidden_size, encoder_size, attention="additive"):
+        super().__init__()
+        self.attention_kind = attention
+        self.embedding = Embedding(vocab_size, embed_dim, padding_idx=PAD)
+        context_size = encoder_size if attention else 0
+        if attention:
+            self.attention = Attention(hidden_size, encoder_size, score=attention, hidden_size=hidden_size)
+        self.cell = GRUCell(embed_dim + context_size, hidden_size)
+        self.out = Linear(hidden_size + context_size + embed_dim, vocab_size)
+
+    def step(self, embedded, state, encoder_states, mask):
+        """One step: (logits (B, V), new state, attention weights (B, S) or None)."""
+        if self.attention_kind is None:
+            state = self.cell(embedded, state)
+            return self.out(cat([state, embedded], axis=-1)), state, None
+        context, weights = self.attention(state.unsqueeze(1), encoder_states, encoder_states, mask=mask)
+        context = context.reshape(context.shape[0], context.shape[2])
+        state = self.cell(cat([embedded, context], axis=-1), state)
+        return self.out(cat([state, context, embedded], axis=-1)), state, weights.reshape(weights.shape[0], weights.shape[2])
+
+
+class Seq2Seq(Module):
+    """Translate with teacher forcing for training (loss) and greedily for use (translate)."""
+
+    def __init__(self, source_vocab, target_vocab, embed_dim=32, hidden_size=64, attention="additive"):
+        super().__init__()
+        self.encoder = Encoder(source_vocab, embed_dim, hidden_size, hidden_size)
+        self.decoder = Decoder(target_vocab, embed_dim, hidden_size, 2 * hidden_size, attention)
+
+    def loss(self, source, lengths, target):
+        """Mean cross-entropy of predicting target[:, 1:] from target[:, :-1] (padding ignored)."""
+        encoder_states, state = self.encoder(source, lengths)
+        mask = np.arange(source.shape[1])[None, :] < lengths[:, None]
+        inputs = unbind(self.decoder.embedding(target[:, :-1]), axis=1)
+        logits = []
+        for embedded in inputs:
+            step_logits, state, _ = self.decoder.step(embedded, state, encoder_states, mask)
+            logits.append(step_logits)
+        return cross_entropy(stack(logits, axis=1), target[:, 1:], ignore_index=PAD)
+
+    def translate(self, source, lengths, max_len=None):
+        """Greedy decoding: (token ids (B, T), attention weights (B, T, S) or None); call under no_grad."""
+        encoder_states, state = self.encoder(source, lengths)
+        mask = np.arange(source.shape[1])[None, :] < lengths[:, None]
+        B = source.shape[0]
+        token = np.full(B, BOS, np.int64)
+        tokens, weights = [], []
+        for _ in range(max_len or 2 * source.shape[1] + 2):
+            step_logits, state, step_weights = self.decoder.step(self.decoder.embedding(token), state, encoder_states, mask)
+            token = step_logits.data.argmax(axis=-1)
+            tokens.append(token)
+            if step_weights is not None:
+                weights.append(step_weights.data)
+            if np.all(np.any(np.stack(tokens, 1) == EOS, axis=1)):
+                break
+        return np.stack(tokens, axis=1), (np.stack(weights, axis=1) if weights else None)
+
