@@ -104,3 +104,22 @@ def test_recurrent_errors_name_the_layer_and_shapes():
         nn.GRU(3, 4)(ta.ones(2, 5, 3), lengths=np.array([0, 5]))
     with pytest.raises(ta.ShapeError, match=r"h0 \(1, 2, 4\), expected \(2, 2, 4\)"):
         nn.RNN(3, 4, bidirectional=True)(ta.ones(2, 5, 3), ta.zeros(1, 2, 4))
+
+
+def test_lstmn_gradchecks_with_lengths(rng):
+    lstmn = nn.LSTMN(3, 4).double()
+    x = _t(rng, 2, 5, 3)
+    assert ta.gradcheck(lambda x, *p: lstmn(x, lengths=np.array([5, 3])), (x, *lstmn.parameters()))
+
+
+def test_lstmn_attends_only_to_the_past_and_ignores_padding(rng):
+    lstmn = nn.LSTMN(3, 4).double()
+    x = rng.standard_normal((2, 6, 3))
+    out, attention = lstmn(ta.tensor(x), lengths=np.array([6, 4]))
+    assert out.shape == (2, 6, 4) and attention.shape == (2, 6, 6)
+    assert not np.triu(attention.data[0]).any()                       # nothing on or after the diagonal
+    np.testing.assert_allclose(attention.data[0, 1:].sum(-1), 1.0)    # each later step reads its past
+    assert not attention.data[0, 0].any()                             # step 0 has no past
+    assert not out.data[1, 4:].any() and not attention.data[1, 4:].any()
+    alone, _ = lstmn(ta.tensor(x[1:, :4]))
+    np.testing.assert_allclose(out.data[1, :4], alone.data[0], atol=1e-12)
