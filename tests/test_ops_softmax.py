@@ -205,9 +205,10 @@ def test_zero_size_and_1d():
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_large_input_split_over_threads(dtype):
-    # big enough (> _SPLIT_MIN entries) that the wrappers run two halves of the rows on two
-    # threads: the second half must still find its own mask rows
+def test_large_input_split_over_threads(dtype, monkeypatch):
+    # big enough (> _SPLIT_MIN entries, lowered here to keep the test small) that the wrappers
+    # run two halves of the rows on two threads: the second half must find its own mask rows
+    monkeypatch.setattr(S, "_SPLIT_MIN", 1 << 15)
     assert 8 * 4 * 33 * 40 >= S._SPLIT_MIN
     rng = np.random.default_rng(7)
     x = rng.standard_normal((8, 4, 33, 40)).astype(dtype)
