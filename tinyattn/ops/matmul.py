@@ -20,11 +20,7 @@ that turns the 48 scalars into vectors) off by default, so it is switched on onl
 kernel compiles (`_run_kernel`); without it the kernel is ~10x slower. The kernel is serial:
 see `_use_numba` for what the benchmark says about threads and about BLAS.
 """
-import concurrent.futures
-import contextlib
 import math
-import os
-import threading
 
 import numba
 import numpy as np
@@ -56,8 +52,8 @@ def _fma(typingctx, x, y, z):
 
 
 @numba.njit(cache=True)
-def _micro_tile(a, i0, b, j0):
-    """a[i0:i0+6, :] @ b[:, j0:j0+8], (6, k) x (k, 8) -> 6x8, as a flat row-major tuple of 48 values.
+def _micro_tile(a, i0, b_panel):
+    """a[i0:i0+6, :] @ b_panel, (6, k) x (k, 8) -> 6x8, as a flat row-major tuple of 48 values.
 
     The tile is returned rather than stored here: LLVM's SLP vectorizer needs the 48 values
     to leave the function as a unit; a store loop with computed indices makes it give up."""
@@ -69,8 +65,8 @@ def _micro_tile(a, i0, b, j0):
     c40 = c41 = c42 = c43 = c44 = c45 = c46 = c47 = z
     c50 = c51 = c52 = c53 = c54 = c55 = c56 = c57 = z
     for p in range(a.shape[1]):
-        b0, b1, b2, b3 = b[p, j0], b[p, j0 + 1], b[p, j0 + 2], b[p, j0 + 3]
-        b4, b5, b6, b7 = b[p, j0 + 4], b[p, j0 + 5], b[p, j0 + 6], b[p, j0 + 7]
+        b0, b1, b2, b3 = b_panel[p, 0], b_panel[p, 1], b_panel[p, 2], b_panel[p, 3]
+        b4, b5, b6, b7 = b_panel[p, 4], b_panel[p, 5], b_panel[p, 6], b_panel[p, 7]
         x = a[i0, p]
         c00, c01, c02, c03 = _fma(x, b0, c00), _fma(x, b1, c01), _fma(x, b2, c02), _fma(x, b3, c03)
         c04, c05, c06, c07 = _fma(x, b4, c04), _fma(x, b5, c05), _fma(x, b6, c06), _fma(x, b7, c07)
@@ -96,60 +92,43 @@ def _micro_tile(a, i0, b, j0):
 
 
 @numba.njit(cache=True)
-def _pack(b, b_transposed, j0, panel):
-    """panel[p, c] = B[p, j0 + c], zero past B's last column; b is B (k, m), or B.T (m, k)
-    when b_transposed, read in its own memory order."""
-    used = min(NR, b.shape[0 if b_transposed else 1] - j0)
-    for p in range(panel.shape[0]):
-        for c in range(NR):
-            if c >= used:
-                panel[p, c] = 0
-            elif b_transposed:
-                panel[p, c] = b[j0 + c, p]
-            else:
-                panel[p, c] = b[p, j0 + c]
-
-
-@numba.njit(cache=True, nogil=True)
-def _matmul_kernel(a3, b3, b_transposed, in_place, a_index, b_index, u0, u1, r0, r1, b_packed,
-                   out):
-    """Rows r0:r1 of out[t][:, 8q:8q+8] = a3[a_index[t]] @ B[b_index[t]] for each work unit
-    u = t * panels + q in u0:u1 (t a batch entry of out (nb, n, m), q a column panel).
+def _matmul_kernel(a3, b3, b_transposed, a_index, b_index, b_packed, out):
+    """out[t] = a3[a_index[t]] @ B[b_index[t]] for each batch entry t of out (nb, n, m).
 
     a3 holds each distinct A (n, k); b3 each distinct B (k, m), or B.T (m, k) when
-    b_transposed; all C-contiguous. in_place: read B's whole panels from b3 itself.
-    b_packed (len(b3), panels, k, 8) is this thread's scratch; r0 is a multiple of 6.
-    Compiled nogil: callers run disjoint (u, r) ranges on two threads (see matmul_numba)."""
+    b_transposed; all C-contiguous. b_packed (len(b3), ceil(m / 8), k, 8) is scratch space."""
     n, m = out.shape[1], out.shape[2]
     k = a3.shape[2]
-    panels = b_packed.shape[1]
+    col_panels = b_packed.shape[1]
+    # Pack every distinct B once, even when broadcasting uses it for many batch entries.
+    for s in range(b3.shape[0]):
+        for q in range(col_panels):
+            used = min(NR, m - q * NR)  # the last panel may be partly padding
+            for p in range(k):
+                for c in range(NR):
+                    if c >= used:
+                        b_packed[s, q, p, c] = 0
+                    elif b_transposed:
+                        b_packed[s, q, p, c] = b3[s, q * NR + c, p]
+                    else:
+                        b_packed[s, q, p, c] = b3[s, p, q * NR + c]
     n_full = n - n % MR  # rows covered by whole tiles; the rest come from a padded copy
     a_edge = np.zeros((MR, k), out.dtype)
-    packed = np.zeros((b3.shape[0], panels), np.bool_)  # pack each panel once per call
     # Column panels per group: as many as fit in the L2 budget (at least one). Each row
     # tile (6 x k, in L1) then meets the whole group while the group stays in L2.
     group = max(1, L2_BYTES // max(1, k * NR * out.itemsize))
-    for t in range(u0 // panels, (u1 + panels - 1) // panels):
-        s = b_index[t]
-        a, b = a3[a_index[t]], b3[s]
-        for i in range(max(r0, n_full), r1):  # element loop: an array assignment costs 2 s
-            for p in range(k):  # of compile
+    for t in range(out.shape[0]):
+        a, b_panels = a3[a_index[t]], b_packed[b_index[t]]
+        for i in range(n_full, n):  # element loop: an array assignment costs 2 s of compile
+            for p in range(k):
                 a_edge[i - n_full, p] = a[i, p]
-        q_end = min(panels, u1 - t * panels)
-        for g0 in range(max(0, u0 - t * panels), q_end, group):
-            g1 = min(q_end, g0 + group)
-            for q in range(g0, g1):  # pack just before use, so the group is in L2
-                if not packed[s, q] and not (in_place and q * NR + NR <= m):
-                    _pack(b, b_transposed, q * NR, b_packed[s, q])
-                    packed[s, q] = True
-            for i0 in range(r0, r1, MR):
+        for g0 in range(0, col_panels, group):
+            for i0 in range(0, n, MR):
                 a_src, a_row = (a, i0) if i0 < n_full else (a_edge, 0)
-                for q in range(g0, g1):
-                    j0 = q * NR
-                    whole = j0 + NR <= m
-                    b_src, b_col = (b, j0) if in_place and whole else (b_packed[s, q], 0)
-                    tile = _micro_tile(a_src, a_row, b_src, b_col)
-                    if i0 < n_full and whole:
+                for jp in range(g0, min(col_panels, g0 + group)):
+                    j0 = jp * NR
+                    tile = _micro_tile(a_src, a_row, b_panels[jp])
+                    if i0 < n_full and j0 + NR <= m:
                         for r in range(MR):  # whole tile: constant trip counts, so LLVM
                             for c in range(NR):  # unrolls and each tile[...] is a register
                                 out[t, i0 + r, j0 + c] = tile[r * NR + c]
@@ -159,20 +138,28 @@ def _matmul_kernel(a3, b3, b_transposed, in_place, a_index, b_index, u0, u1, r0,
                                 out[t, i0 + r, j0 + c] = tile[r * NR + c]
 
 
-_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # the second of two threads
-_SPLIT_MIN = 1 << 19  # multiply-adds; below this a thread hand-off (~20 us) costs more than it saves
-IN_PLACE_BYTES = 64 * 1024  # a row-major B up to this size is read in place, not packed
-_local = threading.local()  # per thread: dtype -> 1-D buffer for packed panels
+def _run_kernel(*args):
+    """_matmul_kernel(*args) with LLVM's SLP vectorizer on (numba's default is off), which
+    matters only if this call compiles the kernel: a cached kernel never reads the flag."""
+    previous = numba.config.SLP_VECTORIZE
+    numba.config.SLP_VECTORIZE = 1
+    try:
+        _matmul_kernel(*args)
+    finally:
+        numba.config.SLP_VECTORIZE = previous
+
+
+_scratch_buffers = {}  # dtype -> 1-D buffer reused for packed panels (keeps its largest size)
 
 
 def _scratch(dtype, shape):
-    """This thread's reused buffer viewed as `shape`: a fresh multi-MB allocation costs more
-    in page faults than packing into it. Per thread because the kernel releases the GIL."""
-    buffers = _local.__dict__.setdefault("buffers", {})
+    """A reused buffer viewed as `shape`: a fresh multi-MB allocation costs more in page
+    faults than packing into it. Safe across Python threads because the kernel holds the
+    GIL from packing to the last store."""
     size = math.prod(shape)
-    buffer = buffers.get(dtype)
+    buffer = _scratch_buffers.get(dtype)
     if buffer is None or buffer.size < size:
-        buffer = buffers[dtype] = np.empty(size, dtype)
+        buffer = _scratch_buffers[dtype] = np.empty(size, dtype)
     return buffer[:size].reshape(shape)
 
 
@@ -194,7 +181,7 @@ def matmul_numba(a, b):
     batch_shape = a.shape[:-2]
     if b.shape[:-2] != batch_shape:
         batch_shape = np.broadcast_shapes(batch_shape, b.shape[:-2])
-    n, k, m = a.shape[-2], a.shape[-1], b.shape[-1]
+    n, m = a.shape[-2], b.shape[-1]
     out = np.empty(batch_shape + (n, m), dtype=a.dtype)
     if out.size == 0:
         return out
@@ -204,48 +191,9 @@ def matmul_numba(a, b):
     a3, a_index = _stack(a, batch_shape)
     b_transposed = b.strides[-2] < b.strides[-1] and not b.flags.c_contiguous
     b3, b_index = _stack(b.swapaxes(-1, -2) if b_transposed else b, batch_shape)
-    in_place = not b_transposed and k * m * a.itemsize <= IN_PLACE_BYTES
-    out3 = out.reshape(-1, n, m)
-    panels = -(-m // NR)
-    units = out3.shape[0] * panels  # (batch entry, column panel) pairs
-
-    def run(u0, u1, r0, r1):
-        b_packed = _scratch(a.dtype, (len(b3), panels, k, NR))
-        _matmul_kernel(a3, b3, b_transposed, in_place, a_index, b_index, u0, u1, r0, r1,
-                       b_packed, out3)
-
-    row_tiles = -(-n // MR)
-    with _slp_vectorize():
-        if out.size * k < _SPLIT_MIN or (os.cpu_count() or 1) < 2 or units * row_tiles < 2:
-            run(0, units, 0, n)
-        elif units % 2 == 0 or units >= 8 or row_tiles < 2:  # halves within 1/8 of each other
-            _two_threads(run, (0, units // 2, 0, n), (units // 2, units, 0, n))
-        else:  # few, odd units (e.g. one matrix, m <= 8): halve the rows; both threads pack
-            half = MR * (row_tiles // 2)
-            _two_threads(run, (0, units, 0, half), (0, units, half, n))
+    b_packed = _scratch(a.dtype, (len(b3), -(-m // NR), a.shape[-1], NR))
+    _run_kernel(a3, b3, b_transposed, a_index, b_index, b_packed, out.reshape(-1, n, m))
     return out
-
-
-def _two_threads(run, mine, theirs):
-    """run(*mine) here and run(*theirs) on the pool's thread, at the same time."""
-    other = _POOL.submit(run, *theirs)
-    try:
-        run(*mine)
-    finally:
-        other.result()
-
-
-@contextlib.contextmanager
-def _slp_vectorize():
-    """LLVM's SLP vectorizer on (numba's default is off) while the kernel may compile. It
-    matters only to a call that compiles: a cached kernel never reads the flag. The flag is
-    process-wide, so it stays on until both threads' halves are done."""
-    previous = numba.config.SLP_VECTORIZE
-    numba.config.SLP_VECTORIZE = 1
-    try:
-        yield
-    finally:
-        numba.config.SLP_VECTORIZE = previous
 
 
 def _use_numba(a, b):
