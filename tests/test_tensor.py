@@ -199,3 +199,14 @@ def test_pow_zero_has_zero_gradient_even_at_zero():
 def test_masked_fill_refuses_a_value_the_dtype_cannot_hold():
     with pytest.raises(TypeError, match="cannot put -inf into a int64 tensor"):
         ta.tensor([1, 2]).masked_fill(np.array([True, False]), float("-inf"))
+
+
+def test_number_to_a_tensor_power_and_abs():
+    x = ta.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    y = 2 ** x + abs(x)
+    np.testing.assert_allclose(y.data, 2 ** x.data + np.abs(x.data))
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad, np.log(2) * 2 ** x.data + np.sign(x.data))
+    assert (2 ** ta.ones(2)).dtype == np.float32
+    with pytest.raises(TypeError, match="positive number base"):
+        (-2) ** x

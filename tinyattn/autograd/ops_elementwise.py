@@ -125,6 +125,20 @@ class Pow(Function):
         return g * p * np.power(x, p - 1), None
 
 
+class Abs(Function):
+    """y = |x|;  dL/dx = g * sign(x) (0 at the kink x = 0, as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.abs(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * np.sign(x)
+
+
 class Exp(Function):
     """y = exp(x);  dL/dx = g * y."""
 

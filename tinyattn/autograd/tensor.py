@@ -146,6 +146,17 @@ class Tensor:
             )
         return _ew.Pow.apply(self, float(exponent))
 
+    def __rpow__(self, base):
+        """number ** tensor = exp(tensor * log(number)), for a positive number."""
+        if not isinstance(base, numbers.Real) or base <= 0:
+            raise TypeError(f"pow: {base!r} ** tensor needs a positive number base")
+        return (self * float(np.log(base))).exp()
+
+    def __abs__(self):
+        return _ew.Abs.apply(self)
+
+    abs = __abs__
+
     def __matmul__(self, other):
         return _nn.MatMul.apply(*_pair(self, other))
 
