@@ -111,3 +111,17 @@ def test_multi_head_attention_matches_pytorch():
     np.testing.assert_allclose(stacked_w, fixture["grad.param.in_proj_weight"], rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(stacked_b, fixture["grad.param.in_proj_bias"], rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(mha.out_proj.weight.grad, fixture["grad.param.out_proj.weight"], rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("name, make", [
+    ("sgd", lambda p: ta.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=0.01)),
+    ("adam", lambda p: ta.optim.Adam([p], lr=0.01, betas=(0.8, 0.99), eps=1e-8, weight_decay=0.01)),
+])
+def test_optimisers_follow_pytorch_step_by_step(name, make):
+    fixture = _load(f"optim_{name}")
+    param = nn.Parameter(fixture["start"].copy())
+    opt = make(param)
+    for g, expected in zip(fixture["grads"], fixture["iterates"]):
+        param.grad = g.copy()
+        opt.step()
+        np.testing.assert_allclose(param.data, expected, rtol=1e-12, atol=1e-14)
