@@ -1,12 +1,13 @@
-"""Self-attention step by step, with the numbers of seed 000's worked example (runs in seconds).
+"""Self-attention step by step, with the numbers of a well-known worked example (runs in seconds).
 
 The example is the one in "Illustrated: Self-Attention": three inputs of size 4, and weight
 matrices that turn each into a key, a query and a value of size 3. We print every stage,
 then backpropagate a simple loss and check each weight gradient against finite differences.
 
-    python demos/self_attention_by_hand.py [--out attention.png]
+    python demos/self_attention_by_hand.py [--out demo_out/self_attention_weights.png]
 """
 import argparse
+import os
 
 import numpy as np
 
@@ -67,17 +68,22 @@ def check_gradients(attn):
     print("every gradient above agrees with central finite differences (ta.gradcheck)")
 
 
-def main(out="self_attention_weights.png"):
+def main(out="demo_out/self_attention_weights.png"):
+    show("inputs X (three inputs of size 4)", X)
+    for name, W in (("W_q", W_Q), ("W_k", W_K), ("W_v", W_V)):
+        show(f"{name} (4 x 3)", W)
     walk_through(scale=False)
     walk_through(scale=True)
     check_gradients(build(scale=False))
     labels = ["input 1", "input 2", "input 3"]
+    if os.path.dirname(out):
+        os.makedirs(os.path.dirname(out), exist_ok=True)
     ta.viz.attention_heatmap(build(False)(ta.tensor(X[None]))[1][0], labels, labels, path=out,
-                             title="seed 000 example: attention weights (unscaled)")
+                             title='"Illustrated: Self-Attention" example: weights (unscaled)')
     print(f"\nheatmap of the weights written to {out}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="self_attention_weights.png", help="where to write the heatmap PNG")
+    parser.add_argument("--out", default="demo_out/self_attention_weights.png", help="where to write the heatmap PNG")
     main(parser.parse_args().out)

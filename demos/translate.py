@@ -33,19 +33,24 @@ def train(name, model, data, steps, batch, out_dir, resume=False, lr=3e-3, check
         data.rng.bit_generator.state = state["data_rng"]
         start = int(state["step"])
         print(f"{name}: resumed from {path} at step {start}")
-    progress = Progress(steps, label=f"{name:>14s}")
-    loss = None
-    for step in range(start + 1, steps + 1):
-        source, lengths, target = data.batch(batch)
-        loss = model.loss(source, lengths, target)
-        opt.zero_grad()
-        loss.backward()
-        ta.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        progress.update(step, loss=loss.item())
-        if step % checkpoint_every == 0 or step == steps:
-            ta.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "rng": ta.get_rng_state(),
-                     "data_rng": data.rng.bit_generator.state, "step": step}, path)
+    progress = Progress(steps, label=f"{name:>14s}", start=start)
+    saved = start
+    try:
+        for step in range(start + 1, steps + 1):
+            source, lengths, target = data.batch(batch)
+            loss = model.loss(source, lengths, target)
+            opt.zero_grad()
+            loss.backward()
+            ta.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            progress.update(step, loss=loss.item())
+            if step % checkpoint_every == 0 or step == steps:
+                ta.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "rng": ta.get_rng_state(),
+                         "data_rng": data.rng.bit_generator.state, "step": step}, path)
+                saved = step
+    except KeyboardInterrupt:
+        where = f"the checkpoint of step {saved} is in {out_dir}/" if saved else "no checkpoint was written yet"
+        raise SystemExit(f"\n{name}: interrupted; {where}. Run again with --resume to continue from it.") from None
     return model
 
 
@@ -73,7 +78,8 @@ def show_attention(model, data, words, path):
     produced = data.target_vocab.decode(tokens[0])
     rows = len(produced) + 1  # and the </s> step
     ta.viz.attention_heatmap(weights[0, :rows, :len(words)], x_labels=words, y_labels=produced + ["</s>"],
-                             path=path, title="where the decoder looked for each word it wrote")
+                             path=path, title="where the decoder looked for each word it wrote",
+                             xlabel="source word (key)", ylabel="word written (query)")
     return produced
 
 
@@ -94,16 +100,19 @@ def plot_accuracy(results, path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--steps", type=int, default=400, help="training steps per model (batches of --batch)")
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--score", default="additive", choices=["additive", "general", "dot", "scaled_dot", "cosine"])
+    parser.add_argument("--batch", type=int, default=64, help="sentence pairs per training step")
+    parser.add_argument("--score", default="additive", choices=["additive", "general", "dot", "scaled_dot", "cosine"],
+                        help="attention score: additive = Bahdanau, general = Luong")
     parser.add_argument("--no-baseline", action="store_true", help="train only the model with attention")
-    parser.add_argument("--test-sentences", type=int, default=600)
+    parser.add_argument("--test-sentences", type=int, default=600, help="held-out sentences for the accuracy table")
     parser.add_argument("--out-dir", default="translate_out", help="checkpoints and pictures go here")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
     args = parser.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
+    print("(on a machine's first run, the first steps are slow while Numba compiles its kernels)")
 
     test_data = ToyTranslation(max_phrases=4, seed=12345)
     test_pairs = [test_data.sentence() for _ in range(args.test_sentences)]

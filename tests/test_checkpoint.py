@@ -113,3 +113,8 @@ def test_optimizer_state_dict_mismatch_is_refused():
     other = ta.optim.Adam([nn.Parameter(np.zeros(4, np.float32))])
     with pytest.raises(ValueError, match=r"exp_avg of parameter 0 has shape \(3,\)"):
         other.load_state_dict(opt.state_dict())
+
+
+def test_saving_a_module_itself_suggests_its_state_dict(tmp_path):
+    with pytest.raises(TypeError, match=r"save obj\['model'\].state_dict\(\) instead"):
+        ta.save({"model": nn.Linear(2, 2)}, tmp_path / "x")

@@ -57,3 +57,25 @@ def test_resuming_after_an_interruption_continues_exactly(tmp_path):
     demo["train"]("resumed", model, data, 12, 8, str(tmp_path), resume=True, checkpoint_every=6)
     for key, value in model.state_dict().items():
         np.testing.assert_array_equal(value, straight[key], err_msg=key)
+
+
+def test_ctrl_c_during_training_says_where_the_checkpoint_is(tmp_path):
+    demo = runpy.run_path(str(DEMO))
+    ta.manual_seed(0)
+    data = ToyTranslation(max_phrases=2, seed=0)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), embed_dim=8, hidden_size=8)
+    real_loss, calls = model.loss, []
+
+    def loss_then_interrupt(*args):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real_loss(*args)
+
+    model.loss = loss_then_interrupt
+    try:
+        demo["train"]("run", model, data, 10, 4, str(tmp_path), checkpoint_every=2)
+    except SystemExit as stop:
+        message = str(stop)
+    assert "interrupted; the checkpoint of step 4" in message and "--resume" in message
+    assert ta.load(tmp_path / "run.ckpt.npz")["step"] == 4

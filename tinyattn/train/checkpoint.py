@@ -90,7 +90,8 @@ def _encode(obj, arrays, where):
         if isinstance(obj, float) and not np.isfinite(obj):
             return {"__float__": repr(obj)}  # JSON has no inf / nan
         return obj
-    raise TypeError(f"save: {where} is a {type(obj).__name__}; save holds dicts, lists, arrays, numbers and strings")
+    hint = f" (save {where}.state_dict() instead)" if hasattr(obj, "state_dict") else ""
+    raise TypeError(f"save: {where} is a {type(obj).__name__}; save holds dicts, lists, arrays, numbers and strings{hint}")
 
 
 def _decode(node, arrays, path):

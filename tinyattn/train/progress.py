@@ -10,8 +10,8 @@ class Progress:
     printed every `every` steps instead, so logs stay readable.
     """
 
-    def __init__(self, total, label="", stream=None, every=None):
-        self.total, self.label = total, label
+    def __init__(self, total, label="", stream=None, every=None, start=0):
+        self.total, self.label, self.first = total, label, start  # start: steps done before (a resumed run)
         self.stream = stream or sys.stdout
         self.interactive = getattr(self.stream, "isatty", lambda: False)()
         self.every = every or max(1, total // 10)
@@ -25,7 +25,7 @@ class Progress:
         if not self.interactive and not done and step % self.every:
             return
         self.last_draw = now
-        rate = step / max(now - self.start, 1e-9)
+        rate = (step - self.first) / max(now - self.start, 1e-9)
         left = (self.total - step) / rate if rate else 0.0
         width = 24
         filled = int(width * step / max(self.total, 1))

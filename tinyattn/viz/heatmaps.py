@@ -14,10 +14,12 @@ def _array(weights):
     return np.asarray(getattr(weights, "data", weights), dtype=np.float64)
 
 
-def attention_heatmap(weights, x_labels=None, y_labels=None, path=None, title=None):
+def attention_heatmap(weights, x_labels=None, y_labels=None, path=None, title=None,
+                      xlabel="attended to (keys)", ylabel="query"):
     """Draw attention weights (Tq, Tk), or one panel per head for (H, Tq, Tk).
 
-    x_labels name the keys (columns, what is attended to), y_labels the queries (rows).
+    x_labels name the keys (columns, what is attended to), y_labels the queries (rows);
+    xlabel / ylabel name the two axes.
     Saves a PNG to `path` if given (and closes the figure); returns the figure.
     """
     weights = _array(weights)
@@ -47,9 +49,9 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, path=None, title=No
                         color="black" if w > 0.6 * top else "white")
         ax.set_xticks(range(Tk), x_labels if x_labels is not None else range(Tk), rotation=60, ha="right")
         ax.set_yticks(range(Tq), y_labels if y_labels is not None else range(Tq))
-        ax.set_xlabel("attended to (keys)")
+        ax.set_xlabel(xlabel)
         if h % columns == 0:
-            ax.set_ylabel("query")
+            ax.set_ylabel(ylabel)
         if heads > 1:
             ax.set_title(f"head {h}")
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
