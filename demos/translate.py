@@ -1,6 +1,6 @@
 """Train a toy translator with and without attention, and look at what attention learned.
 
-    python demos/translate.py                  # ~2 minutes on 2 cores
+    python demos/translate.py                  # about 90 s on 2 cores
     python demos/translate.py --score general  # Luong's score instead of Bahdanau's additive one
 
 The task (tinyattn/data/toy_translation.py): "big red cat sees small dog" -> "chat rouge grand
@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 import tinyattn as ta
-from tinyattn.data import ToyTranslation, translate_words
+from tinyattn.data import EOS, ToyTranslation, translate_words
 from tinyattn.models import Seq2Seq
 from tinyattn.train import Progress
 
@@ -75,12 +75,14 @@ def show_attention(model, data, words, path):
     source, lengths, _ = data.encode_pairs([(words, [])])
     with ta.no_grad():
         tokens, weights = model.translate(source, lengths)
-    produced = data.target_vocab.decode(tokens[0])
-    rows = len(produced) + 1  # and the </s> step
-    ta.viz.attention_heatmap(weights[0, :rows, :len(words)], x_labels=words, y_labels=produced + ["</s>"],
+    steps = list(tokens[0])
+    if EOS in steps:
+        steps = steps[:steps.index(EOS) + 1]  # every step up to and with the first </s>
+    written = [data.target_vocab.words[t] for t in steps]
+    ta.viz.attention_heatmap(weights[0, :len(steps), :len(words)], x_labels=words, y_labels=written,
                              path=path, title="where the decoder looked for each word it wrote",
                              xlabel="source word (key)", ylabel="word written (query)")
-    return produced
+    return data.target_vocab.decode(tokens[0])
 
 
 def plot_accuracy(results, path):

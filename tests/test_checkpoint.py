@@ -118,3 +118,8 @@ def test_optimizer_state_dict_mismatch_is_refused():
 def test_saving_a_module_itself_suggests_its_state_dict(tmp_path):
     with pytest.raises(TypeError, match=r"save obj\['model'\].state_dict\(\) instead"):
         ta.save({"model": nn.Linear(2, 2)}, tmp_path / "x")
+
+
+def test_saving_into_a_missing_folder_names_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        ta.save({"w": np.ones(2)}, tmp_path / "no" / "such" / "file.npz")

@@ -66,13 +66,16 @@ def test_fused_and_reference_agree_to_1e_10(cls, rng):
         np.testing.assert_allclose(fused_value, reference_value, rtol=0, atol=1e-10)
 
 
-def test_padding_never_reaches_a_state(rng):
+@pytest.mark.parametrize("cls", LAYERS, ids=lambda c: c.__name__)
+def test_padding_never_reaches_a_state(cls, rng):
     """A padded batch gives each sequence exactly what it gets alone."""
-    layer = nn.GRU(3, 4, bidirectional=True).double()
+    layer = cls(3, 4, bidirectional=True).double()
     short = rng.standard_normal((1, 2, 3))
     padded = np.concatenate([short, rng.standard_normal((1, 3, 3)) * 100], axis=1)  # loud padding
     out_alone, h_alone = layer(ta.tensor(short))
     out_padded, h_padded = layer(ta.tensor(padded), lengths=np.array([2]))
+    if cls is nn.LSTM:
+        (h_alone, _), (h_padded, _) = h_alone, h_padded
     np.testing.assert_allclose(out_padded.data[:, :2], out_alone.data, atol=1e-12)
     assert not out_padded.data[:, 2:].any()
     np.testing.assert_allclose(h_padded.data, h_alone.data, atol=1e-12)
@@ -123,3 +126,44 @@ def test_lstmn_attends_only_to_the_past_and_ignores_padding(rng):
     assert not out.data[1, 4:].any() and not attention.data[1, 4:].any()
     alone, _ = lstmn(ta.tensor(x[1:, :4]))
     np.testing.assert_allclose(out.data[1, :4], alone.data[0], atol=1e-12)
+
+
+def test_lstmn_follows_the_papers_equations(rng):
+    """A plain numpy LSTMN written from Cheng et al. (2016), one sequence at a time."""
+    B, T, I, H = 2, 5, 3, 4
+    lstmn = nn.LSTMN(I, H).double()
+    P = {name: p.data for name, p in lstmn.named_parameters()}
+    x = rng.standard_normal((B, T, I))
+    sigmoid = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731
+    outputs, attention = np.zeros((B, T, H)), np.zeros((B, T, T))
+    for b in range(B):
+        hs, cs, summary = [], [], np.zeros(H)
+        for t in range(T):
+            if t == 0:
+                h_read, c_read = np.zeros(H), np.zeros(H)
+            else:
+                a = np.array([P["v.weight"][0] @ np.tanh(P["W_h.weight"] @ hs[i] + P["W_x.weight"] @ x[b, t]
+                                                         + P["W_x.bias"] + P["W_s.weight"] @ summary) for i in range(t)])
+                s = np.exp(a - a.max()) / np.exp(a - a.max()).sum()
+                attention[b, t, :t] = s
+                h_read, c_read = s @ np.array(hs), s @ np.array(cs)
+            summary = h_read
+            gates = P["gates.weight"] @ np.concatenate([h_read, x[b, t]]) + P["gates.bias"]
+            i, f, o, g = sigmoid(gates[:H]), sigmoid(gates[H:2 * H]), sigmoid(gates[2 * H:3 * H]), np.tanh(gates[3 * H:])
+            c = f * c_read + i * g
+            h = o * np.tanh(c)
+            hs.append(h)
+            cs.append(c)
+            outputs[b, t] = h
+    out, att = lstmn(ta.tensor(x))
+    np.testing.assert_allclose(out.data, outputs, atol=1e-12)
+    np.testing.assert_allclose(att.data, attention, atol=1e-12)
+
+
+def test_lstmn_and_cells_refuse_misplaced_arguments():
+    with pytest.raises(ValueError, match=r"lengths must lie in \[1, 4\]"):
+        nn.LSTMN(3, 4)(ta.ones(2, 4, 3), lengths=np.array([0, 4]))
+    with pytest.raises(ta.ShapeError, match="lengths must be 2 integers"):
+        nn.LSTMN(3, 4)(ta.ones(2, 4, 3), lengths=np.array([2.5, 3.0]))
+    with pytest.raises(TypeError, match="bias must be True or False"):
+        nn.RNNCell(3, 4, "relu")

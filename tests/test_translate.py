@@ -1,8 +1,10 @@
 """The toy translation task, the seq2seq model, and the translation demo's promises."""
+import re
 import runpy
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import tinyattn as ta
 from tinyattn.data import EOS, PAD, ToyTranslation, translate_words
@@ -79,3 +81,47 @@ def test_ctrl_c_during_training_says_where_the_checkpoint_is(tmp_path):
         message = str(stop)
     assert "interrupted; the checkpoint of step 4" in message and "--resume" in message
     assert ta.load(tmp_path / "run.ckpt.npz")["step"] == 4
+
+
+@pytest.mark.parametrize("score", ["dot", "scaled_dot", "cosine", "general", "additive", None])
+def test_seq2seq_runs_with_every_score_and_python_list_lengths(score):
+    ta.manual_seed(0)
+    data = ToyTranslation(max_phrases=2, seed=1)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), embed_dim=6, hidden_size=5, attention=score)
+    source, lengths, target = data.batch(3)
+    loss = model.loss(source, list(lengths), target)
+    loss.backward()
+    assert np.isfinite(loss.item()) and all(p.grad is not None for p in model.parameters())
+    with ta.no_grad():
+        tokens, weights = model.translate(source, list(lengths), max_len=4)
+    assert tokens.shape == (3, 4) and (weights is None) == (score is None)
+
+
+def test_progress_line_is_bounded_and_readable():
+    import io
+
+    from tinyattn.train import Progress
+
+    out = io.StringIO()
+    progress = Progress(5, label="run", stream=out, every=1)
+    for step in range(1, 8):
+        progress.update(step, loss=0.5)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 7 and "5/5" in lines[4] and "loss 0.5" in lines[0]
+    bars = [re.search(r"\[([#.]*)\]", line).group(1) for line in lines]
+    assert all(len(bar) == 24 for bar in bars) and bars[-1] == "#" * 24
+    assert "-0s" not in lines[-1]
+
+
+def test_attention_picture_labels_every_decoder_step(tmp_path):
+    """An undertrained model may never write </s>, or write <s> mid-sentence: rows are steps."""
+    demo = runpy.run_path(str(DEMO))
+    data = ToyTranslation(max_phrases=2, seed=0)
+
+    class Stub:
+        def translate(self, source, lengths):
+            return np.array([[5, 1, 6, 7]]), np.full((1, 4, source.shape[1]), 0.25)
+
+    words = ["big", "cat"]
+    assert demo["show_attention"](Stub(), data, words, str(tmp_path / "a.png")) == data.target_vocab.decode([5, 1, 6, 7])
+    assert (tmp_path / "a.png").exists()

@@ -44,17 +44,26 @@ class Decoder(Module):
         self.attention_kind = attention
         self.embedding = Embedding(vocab_size, embed_dim, padding_idx=PAD)
         context_size = encoder_size if attention else 0
-        if attention:
+        if attention in ("dot", "scaled_dot", "cosine"):
+            # these scores compare vectors of one size: the keys are the encoder states brought
+            # to the decoder's size (computed once per sentence), the values stay as they are
+            self.key_proj = Linear(encoder_size, hidden_size, bias=False)
+            self.attention = Attention(hidden_size, hidden_size, score=attention)
+        elif attention:
             self.attention = Attention(hidden_size, encoder_size, score=attention, hidden_size=hidden_size)
         self.cell = GRUCell(embed_dim + context_size, hidden_size)
         self.out = Linear(hidden_size + context_size + embed_dim, vocab_size)
 
-    def step(self, embedded, state, encoder_states, mask):
+    def keys(self, encoder_states):
+        """What the decoder's state is compared with: the encoder states, projected if the score needs it."""
+        return self.key_proj(encoder_states) if "key_proj" in self._modules else encoder_states
+
+    def step(self, embedded, state, keys, encoder_states, mask):
         """One step: (logits (B, V), new state, attention weights (B, S) or None)."""
         if self.attention_kind is None:
             state = self.cell(embedded, state)
             return self.out(cat([state, embedded], axis=-1)), state, None
-        context, weights = self.attention(state.unsqueeze(1), encoder_states, encoder_states, mask=mask)
+        context, weights = self.attention(state.unsqueeze(1), keys, encoder_states, mask=mask)
         context = context.reshape(context.shape[0], context.shape[2])
         state = self.cell(cat([embedded, context], axis=-1), state)
         return self.out(cat([state, context, embedded], axis=-1)), state, weights.reshape(weights.shape[0], weights.shape[2])
@@ -70,24 +79,29 @@ class Seq2Seq(Module):
 
     def loss(self, source, lengths, target):
         """Mean cross-entropy of predicting target[:, 1:] from target[:, :-1] (padding ignored)."""
+        lengths = np.asarray(lengths)
         encoder_states, state = self.encoder(source, lengths)
+        keys = self.decoder.keys(encoder_states)
         mask = np.arange(source.shape[1])[None, :] < lengths[:, None]
         inputs = unbind(self.decoder.embedding(target[:, :-1]), axis=1)
         logits = []
         for embedded in inputs:
-            step_logits, state, _ = self.decoder.step(embedded, state, encoder_states, mask)
+            step_logits, state, _ = self.decoder.step(embedded, state, keys, encoder_states, mask)
             logits.append(step_logits)
         return cross_entropy(stack(logits, axis=1), target[:, 1:], ignore_index=PAD)
 
     def translate(self, source, lengths, max_len=None):
         """Greedy decoding: (token ids (B, T), attention weights (B, T, S) or None); call under no_grad."""
+        lengths = np.asarray(lengths)
         encoder_states, state = self.encoder(source, lengths)
+        keys = self.decoder.keys(encoder_states)
         mask = np.arange(source.shape[1])[None, :] < lengths[:, None]
         B = source.shape[0]
         token = np.full(B, BOS, np.int64)
         tokens, weights = [], []
         for _ in range(max_len or 2 * source.shape[1] + 2):
-            step_logits, state, step_weights = self.decoder.step(self.decoder.embedding(token), state, encoder_states, mask)
+            step_logits, state, step_weights = self.decoder.step(self.decoder.embedding(token), state, keys,
+                                                                  encoder_states, mask)
             token = step_logits.data.argmax(axis=-1)
             tokens.append(token)
             if step_weights is not None:

@@ -63,7 +63,8 @@ class Attention(Module):
     def forward(self, query, keys, values, mask=None):
         if query.ndim != 3 or keys.ndim != 3 or values.ndim != 3:
             raise ShapeError(f"Attention: query {query.shape}, keys {keys.shape}, values {values.shape} must be 3-D (B, T, D)")
-        if query.shape[-1] != self.query_size or keys.shape[-1] != self.key_size or keys.shape[1] != values.shape[1]:
+        if (query.shape[-1] != self.query_size or keys.shape[-1] != self.key_size or keys.shape[1] != values.shape[1]
+                or not query.shape[0] == keys.shape[0] == values.shape[0]):
             raise ShapeError(f"Attention: query {query.shape}, keys {keys.shape}, values {values.shape} do not fit "
                              f"query_size={self.query_size}, key_size={self.key_size} with one value per key")
         if self.score in ("dot", "scaled_dot"):  # one fused graph node for the whole step
@@ -79,7 +80,7 @@ class Attention(Module):
 
 
 class SelfAttention(Module):
-    """Every input derives its query, key and value through shared weights plus a bias:
+    """Every input derives its query, key and value through shared weights (plus a bias if bias=True):
     Q = X W_q^T + b_q, K = X W_k^T + b_k, V = X W_v^T + b_v; out = softmax(Q K^T / sqrt(d_k)) V."""
 
     def __init__(self, embed_dim, key_dim=None, value_dim=None, bias=True, scale=True):

@@ -17,9 +17,10 @@ import numpy as np
 
 from ..autograd.errors import ShapeError
 from ..autograd.ops_shape import cat, stack, unbind
-from ..autograd.tensor import Tensor, wrap
+from ..autograd.tensor import wrap
 from .linear import Linear
 from .module import Module
+from .recurrent import _step_masks
 
 
 class LSTMN(Module):
@@ -70,9 +71,7 @@ class LSTMN(Module):
             rows.append(cat([weights, wrap(np.zeros((B, T - t), x.dtype))], axis=-1))  # row t of (T, T)
         out, attention = stack(outputs, axis=1), stack(rows, axis=1)
         if lengths is not None:
-            lengths = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths)
-            if lengths.shape != (B,) or lengths.min() < 1 or lengths.max() > T:
-                raise ValueError(f"LSTMN: lengths must be {B} integers in [1, {T}], got {lengths}")
+            lengths, _ = _step_masks(lengths, B, T, "LSTMN")  # the same checks as the RNN layers
             real = (np.arange(T)[None, :] < lengths[:, None])[..., None].astype(x.dtype)  # (B, T, 1)
             out, attention = out * wrap(real), attention * wrap(real)
         return out, attention

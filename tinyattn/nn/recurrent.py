@@ -39,6 +39,9 @@ class _Cell(Module):
     fused = True
 
     def __init__(self, input_size, hidden_size, bias=True):
+        if not isinstance(bias, bool):
+            raise TypeError(f"{type(self).__name__}: bias must be True or False, got {bias!r} "
+                            "(as in PyTorch, bias comes before nonlinearity: pass nonlinearity=...)")
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
         rows = GATES[self.kind] * hidden_size

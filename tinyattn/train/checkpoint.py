@@ -24,12 +24,17 @@ class CheckpointError(ValueError):
 
 
 def save(obj, path):
-    """Write `obj` (nested dicts/lists of arrays, numbers, strings, bools, None) to `path` exactly."""
+    """Write `obj` (nested dicts/lists of arrays, numbers, strings, bools, None) to `path` exactly.
+
+    Arrays keep their dtype; a numpy scalar (np.float32(1.5)) comes back as a Python number.
+    """
     arrays = {}
     meta = {"format": FORMAT, "content": _encode(obj, arrays, "obj")}
     meta_bytes = np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"save: folder {folder} does not exist (create it first)")
     handle, temp_path = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
     try:
         with os.fdopen(handle, "wb") as file:

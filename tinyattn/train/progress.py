@@ -26,9 +26,9 @@ class Progress:
             return
         self.last_draw = now
         rate = (step - self.first) / max(now - self.start, 1e-9)
-        left = (self.total - step) / rate if rate else 0.0
+        left = max(0.0, (self.total - step) / rate) if rate else 0.0
         width = 24
-        filled = int(width * step / max(self.total, 1))
+        filled = min(width, int(width * step / max(self.total, 1)))
         bar = "#" * filled + "." * (width - filled)
         shown = "  ".join(f"{name} {value:.4g}" for name, value in figures.items())
         line = f"{self.label} [{bar}] {step}/{self.total}  {rate:.1f} it/s  {left:.0f}s left  {shown}"
