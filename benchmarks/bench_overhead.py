@@ -36,7 +36,7 @@ def _cases():
 
     def numpy_matmul():
         y = a_np @ b_np
-        return g_np @ b_np.T, a_np.T @ g_np
+        return y, g_np @ b_np.T, a_np.T @ g_np
 
     cases = {
         "add (4,4), fwd+bwd": (lambda: (a + b).backward(g_np), numpy_add),

@@ -13,7 +13,6 @@ Checkpoints are written as training goes, so --resume continues an interrupted r
 import argparse
 import os
 
-import numpy as np
 
 import tinyattn as ta
 from tinyattn.data import EOS, ToyTranslation, translate_words

@@ -5,7 +5,7 @@ dropout) repeat from run to run; `get_rng_state` / `set_rng_state` let a checkpo
 """
 import numpy as np
 
-from .tensor import Tensor, wrap
+from .tensor import wrap
 
 _generator = np.random.default_rng()
 

@@ -67,6 +67,11 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
+def _along(axis, kernel, *arrays):
+    """Run a last-axis kernel along `axis`: move that axis last, run, move it back."""
+    return np.moveaxis(kernel(*(np.moveaxis(a, axis, -1) for a in arrays)), -1, axis)
+
+
 class Softmax(Function):
     """y = exp(x) / sum(exp(x)) along `axis`, over the places where mask is True (else 0).
 
@@ -92,9 +97,8 @@ class Softmax(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        dx = softmax_backward(y, np.moveaxis(g, ctx.axis, -1))
-        return np.moveaxis(dx, -1, ctx.axis), None, None
+        (y,) = ctx.saved_tensors  # kept with the softmax axis last
+        return _along(ctx.axis, lambda g_last: softmax_backward(y, g_last), g), None, None
 
 
 class LogSoftmax(Function):
@@ -102,16 +106,15 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis):
-        y = log_softmax(np.moveaxis(x, axis, -1))
+        y = _along(axis, log_softmax, x)
         ctx.save_for_backward(y)
         ctx.axis = axis
-        return np.moveaxis(y, -1, axis)
+        return y
 
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        dx = log_softmax_backward(y, np.moveaxis(g, ctx.axis, -1))
-        return np.moveaxis(dx, -1, ctx.axis), None
+        return _along(ctx.axis, log_softmax_backward, y, g), None
 
 
 class CrossEntropy(Function):
