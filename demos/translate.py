@@ -15,7 +15,7 @@ import os
 
 
 import tinyattn as ta
-from tinyattn.data import EOS, ToyTranslation, translate_words
+from tinyattn.data import EOS, TOKEN_IDS, ToyTranslation, translate_words
 from tinyattn.models import Seq2Seq
 from tinyattn.train import Progress
 
@@ -124,7 +124,7 @@ def main(argv=None):
     for index, (name, score) in enumerate(models.items()):
         ta.manual_seed(index)
         data = ToyTranslation(max_phrases=4, seed=index)
-        model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), attention=score)
+        model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, attention=score)
         train(name.replace(" ", "_"), model, data, args.steps, args.batch, args.out_dir, args.resume)
         results[name], overall[name] = accuracy_by_length(model, test_data, test_pairs)
         if score is not None:

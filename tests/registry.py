@@ -167,7 +167,7 @@ from tinyattn.nn import sdpa  # noqa: E402
 
 _PAD = np.array([[True, True, False, True], [False, False, False, False]])  # batch 1 attends to nothing
 case(sdpa.ScaledDotProductAttention, "3-D with padding mask and an empty row",
-     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=_PAD), inputs(normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6)))
+     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=_PAD[:, None]), inputs(normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6)))
 case(sdpa.ScaledDotProductAttention, "4-D heads, causal, non-contiguous",
-     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=np.tril(np.ones((4, 4), bool))[None], scale=0.7),
+     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=np.tril(np.ones((4, 4), bool)), scale=0.7),
      inputs(transposed(2, 3, 4, 5), normal(2, 3, 4, 5), strided(2, 3, 4, 2)))

@@ -6,7 +6,7 @@ import tinyattn as ta
 import tinyattn.nn as nn
 import tinyattn.nn.functional as F
 
-MASK_2D = np.array([[True, False, True, True], [True, True, True, False]])
+PADDING = np.array([[True, False, True, True], [True, True, True, False]])[:, None, :]  # (B, 1, Tk)
 
 
 def _t(rng, *shape):
@@ -14,7 +14,7 @@ def _t(rng, *shape):
 
 
 @pytest.mark.parametrize("score", ["dot", "scaled_dot", "cosine", "general", "additive"])
-@pytest.mark.parametrize("mask", [None, MASK_2D, np.tril(np.ones((3, 4), bool))[None]], ids=["no mask", "2-D", "3-D"])
+@pytest.mark.parametrize("mask", [None, PADDING, np.tril(np.ones((3, 4), bool))], ids=["no mask", "padding", "2-D"])
 def test_every_score_gradchecks_with_masks(score, mask, rng):
     same = score in ("dot", "scaled_dot", "cosine")
     attn = nn.Attention(5, 5 if same else 6, score=score, hidden_size=7).double()
@@ -28,7 +28,7 @@ def test_masked_keys_get_zero_weight_and_empty_rows_give_zeros_not_nan(score, rn
     same = score in ("dot", "scaled_dot", "cosine")
     attn = nn.Attention(4, 4 if same else 3, score=score).double()
     q, k, v = _t(rng, 2, 2, 4), _t(rng, 2, 3, 4 if same else 3), _t(rng, 2, 3, 5)
-    mask = np.array([[True, False, True], [False, False, False]])
+    mask = np.array([[True, False, True], [False, False, False]])[:, None, :]
     context, weights = attn(q, k, v, mask=mask)
     assert np.all(weights.data[0, :, 1] == 0)
     np.testing.assert_allclose(weights.data[0].sum(-1), 1.0)
@@ -49,7 +49,7 @@ def test_cosine_score_is_finite_for_zero_vectors():
     assert np.isfinite(weights.data).all() and np.isfinite(q.grad).all() and np.isfinite(k.grad).all()
 
 
-@pytest.mark.parametrize("mask", [None, MASK_2D, nn.causal_mask(4)], ids=["none", "padding", "causal"])
+@pytest.mark.parametrize("mask", [None, PADDING[:, None], nn.causal_mask(4)], ids=["none", "padding", "causal"])
 def test_fused_sdpa_equals_the_composed_reference_to_1e_10(mask, rng):
     q, k, v = (rng.standard_normal(s) for s in [(2, 3, 4, 5), (2, 3, 4, 5), (2, 3, 4, 6)])
     up_out, up_w = rng.standard_normal((2, 3, 4, 6)), rng.standard_normal((2, 3, 4, 4))
@@ -69,7 +69,7 @@ def test_self_attention_and_multi_head_gradcheck(rng):
     assert ta.gradcheck(lambda x, *p: self_attn(x, mask=nn.causal_mask(3)), (x, *self_attn.parameters()))
     mha = nn.MultiHeadAttention(6, num_heads=2).double()
     q, kv = _t(rng, 2, 3, 6), _t(rng, 2, 4, 6)
-    assert ta.gradcheck(lambda q, kv, *p: mha(q, kv, kv, mask=MASK_2D), (q, kv, *mha.parameters()))
+    assert ta.gradcheck(lambda q, kv, *p: mha(q, kv, kv, mask=PADDING[:, None]), (q, kv, *mha.parameters()))
     out, weights = mha(q, kv, kv)
     assert out.shape == (2, 3, 6) and weights.shape == (2, 2, 3, 4)
 
@@ -99,7 +99,7 @@ def test_attention_pooling_gradchecks_and_respects_the_mask(rng):
 
 
 def test_causal_mask_lets_each_position_see_itself_and_the_past():
-    np.testing.assert_array_equal(nn.causal_mask(3)[0], [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
+    np.testing.assert_array_equal(nn.causal_mask(3), [[1, 0, 0], [1, 1, 0], [1, 1, 1]])
 
 
 def test_attention_errors_are_clear():
@@ -107,7 +107,7 @@ def test_attention_errors_are_clear():
         nn.Attention(3, 4, score="dot")
     with pytest.raises(ValueError, match="score must be one of"):
         nn.Attention(3, 3, score="bilinear")
-    with pytest.raises(ta.ShapeError, match=r"2-D mask is \(batch, keys\) = \(2, 4\)"):
+    with pytest.raises(ta.ShapeError, match=r"mask \(2, 3\) does not broadcast to the scores .* \(2, 3, 4\)"):
         F.scaled_dot_product_attention(ta.ones(2, 3, 5), ta.ones(2, 4, 5), ta.ones(2, 4, 5), mask=np.ones((2, 3), bool))
     with pytest.raises(ta.ShapeError, match="query size 5 and key size 4 differ"):
         F.scaled_dot_product_attention(ta.ones(2, 3, 5), ta.ones(2, 4, 4), ta.ones(2, 4, 5))
@@ -130,7 +130,7 @@ def test_the_seed_articles_worked_example():
 
 def test_composed_sdpa_reference_gradchecks_with_a_mask(rng):
     q, k, v = _t(rng, 2, 3, 4), _t(rng, 2, 5, 4), _t(rng, 2, 5, 2)
-    mask = np.array([[True, True, False, True, False], [False] * 5])
+    mask = np.array([[True, True, False, True, False], [False] * 5])[:, None, :]
     assert ta.gradcheck(lambda q, k, v: F.scaled_dot_product_attention_reference(q, k, v, mask=mask), (q, k, v))
 
 
@@ -138,8 +138,8 @@ def test_attention_without_a_batch_axis_is_a_clear_error():
     with pytest.raises(ta.ShapeError, match="add a batch axis"):
         F.scaled_dot_product_attention(ta.ones(3, 4), ta.ones(5, 4), ta.ones(5, 4), mask=np.ones((3, 5), bool))
     pool = nn.AttentionPooling(4, 3)
-    with pytest.raises(ta.ShapeError, match=r"AttentionPooling: the mask must be bool \(batch, time\)"):
-        pool(ta.ones(2, 5, 4), mask=np.ones(5, bool))
+    with pytest.raises(ta.ShapeError, match=r"AttentionPooling: mask \(2, 4\) does not broadcast .* \(2, 5\)"):
+        pool(ta.ones(2, 5, 4), mask=np.ones((2, 4), bool))
 
 
 def test_attention_refuses_keys_from_another_batch():

@@ -100,7 +100,7 @@ def test_multi_head_attention_matches_pytorch():
         state[f"{name}.weight"], state[f"{name}.bias"] = w[i * E:(i + 1) * E], b[i * E:(i + 1) * E]
     mha.load_state_dict(state)
     inputs = {k: ta.tensor(fixture[f"input.{k}"], requires_grad=True) for k in ("query", "key", "value")}
-    out, weights = mha(inputs["query"], inputs["key"], inputs["value"], mask=fixture["meta.mask"])
+    out, weights = mha(inputs["query"], inputs["key"], inputs["value"], mask=fixture["meta.mask"][:, None, None, :])
     np.testing.assert_allclose(out.data, fixture["output.0"], rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(weights.data, fixture["output.1"], rtol=1e-6, atol=1e-9)
     ta.backward([out, weights], [fixture["upstream.0"], fixture["upstream.1"]])

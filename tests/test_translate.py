@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tinyattn as ta
-from tinyattn.data import EOS, PAD, ToyTranslation, translate_words
+from tinyattn.data import EOS, PAD, TOKEN_IDS, ToyTranslation, translate_words
 from tinyattn.models import Seq2Seq
 
 DEMO = Path(__file__).resolve().parents[1] / "demos" / "translate.py"
@@ -26,7 +26,7 @@ def test_adjectives_move_behind_their_noun_in_mirror_order():
 def test_the_whole_seq2seq_loss_gradchecks():
     ta.manual_seed(0)
     data = ToyTranslation(max_phrases=2, seed=3)
-    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), embed_dim=3, hidden_size=4).double()
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=3, hidden_size=4).double()
     source, lengths, target = data.batch(2)
     params = tuple(model.parameters())
     assert ta.gradcheck(lambda *p: model.loss(source, lengths, target), params, max_elements=30)
@@ -46,7 +46,7 @@ def test_resuming_after_an_interruption_continues_exactly(tmp_path):
     def fresh():
         ta.manual_seed(0)
         data = ToyTranslation(max_phrases=2, seed=0)
-        return Seq2Seq(len(data.source_vocab), len(data.target_vocab), embed_dim=8, hidden_size=8), data
+        return Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=8, hidden_size=8), data
 
     model, data = fresh()
     demo["train"]("straight", model, data, 12, 8, str(tmp_path), checkpoint_every=6)
@@ -65,7 +65,7 @@ def test_ctrl_c_during_training_says_where_the_checkpoint_is(tmp_path):
     demo = runpy.run_path(str(DEMO))
     ta.manual_seed(0)
     data = ToyTranslation(max_phrases=2, seed=0)
-    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), embed_dim=8, hidden_size=8)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=8, hidden_size=8)
     real_loss, calls = model.loss, []
 
     def loss_then_interrupt(*args):
@@ -87,7 +87,7 @@ def test_ctrl_c_during_training_says_where_the_checkpoint_is(tmp_path):
 def test_seq2seq_runs_with_every_score_and_python_list_lengths(score):
     ta.manual_seed(0)
     data = ToyTranslation(max_phrases=2, seed=1)
-    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), embed_dim=6, hidden_size=5, attention=score)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=6, hidden_size=5, attention=score)
     source, lengths, target = data.batch(3)
     loss = model.loss(source, list(lengths), target)
     loss.backward()

@@ -1,4 +1,4 @@
-"""Undo broadcasting: the one place where a gradient is summed back to its input's shape.
+"""Broadcasting: the one place where a gradient is summed back to its input's shape.
 
 If forward broadcast an input of shape (3, 1) against (2, 3, 4), each input element was used
 once per copy, so its gradient is the sum over the copies: over the new leading axes and over
@@ -17,3 +17,8 @@ def unbroadcast(grad, shape):
     if kept_ones:
         grad = grad.sum(axis=kept_ones, keepdims=True)
     return grad.reshape(shape)
+
+
+def broadcasts_to(shape, target):
+    """True if an array of `shape` broadcasts to exactly `target` (numpy's rules, right-aligned)."""
+    return len(shape) <= len(target) and all(a in (1, b) for a, b in zip(reversed(shape), reversed(target)))

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..ops.matmul import matmul
 from ..ops.softmax import log_softmax, log_softmax_backward, softmax, softmax_backward
-from .broadcast import unbroadcast
+from .broadcast import broadcasts_to, unbroadcast
 from .errors import ShapeError
 from .function import Function
 
@@ -85,11 +85,11 @@ class Softmax(Function):
             mask = np.asarray(mask)
             if mask.dtype != np.bool_:
                 raise TypeError(f"softmax: the mask must be bool (True = may attend), got {mask.dtype}")
-            try:
-                mask = np.broadcast_to(mask, x.shape)
-            except ValueError:
-                raise ShapeError(f"softmax: mask {mask.shape} does not broadcast to the scores' {x.shape}") from None
-            mask = np.moveaxis(mask, axis, -1)
+            if not broadcasts_to(mask.shape, x.shape):
+                raise ShapeError(f"softmax: mask {mask.shape} does not broadcast to the scores' {x.shape}")
+            # Give the mask x's number of axes (size 1 where it broadcasts), never x's size:
+            # the kernels read a broadcast mask through strides, without a full-size copy.
+            mask = np.moveaxis(mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape), axis, -1)
         y = softmax(np.moveaxis(x, axis, -1), mask)
         ctx.save_for_backward(y)
         ctx.axis = axis

@@ -1,2 +1,2 @@
 """Toy data made on the fly (numpy only): nothing is downloaded."""
-from .toy_translation import BOS, EOS, PAD, ToyTranslation, Vocabulary, pad_batch, translate_words
+from .toy_translation import BOS, EOS, PAD, TOKEN_IDS, ToyTranslation, Vocabulary, pad_batch, translate_words

@@ -11,6 +11,7 @@ so the longer the sentence. Sentences are drawn from a seeded generator, so a ru
 import numpy as np
 
 PAD, BOS, EOS = 0, 1, 2
+TOKEN_IDS = dict(pad_id=PAD, bos_id=BOS, eos_id=EOS)  # what a model needs to know: Seq2Seq(..., **TOKEN_IDS)
 SPECIALS = ["<pad>", "<s>", "</s>"]
 
 NOUNS = {"cat": "chat", "dog": "chien", "house": "maison", "car": "voiture", "tree": "arbre",

@@ -1,4 +1,4 @@
-"""Encoder-decoder RNN with attention (Bahdanau et al. 2015; Luong et al. 2015), as in seed 001.
+"""Encoder-decoder RNN with attention (Bahdanau et al. 2015; Luong et al. 2015).
 
     encoder:  states_1..m = BiGRU(embed(source))              kept, all of them
     decoder step t, with s the decoder state and y the previous target word:
@@ -14,9 +14,9 @@ import numpy as np
 
 from ..autograd.ops_shape import cat, stack, unbind
 from ..autograd.ops_nn import cross_entropy
-from ..data.toy_translation import BOS, EOS, PAD
 from ..nn.attention import Attention
 from ..nn.linear import Embedding, Linear
+from ..nn.masks import padding_mask
 from ..nn.module import Module
 from ..nn.recurrent import GRU, GRUCell
 
@@ -24,9 +24,9 @@ from ..nn.recurrent import GRU, GRUCell
 class Encoder(Module):
     """Embedding + bidirectional GRU; returns every state (B, S, 2H) and an initial decoder state."""
 
-    def __init__(self, vocab_size, embed_dim, hidden_size, decoder_size):
+    def __init__(self, vocab_size, embed_dim, hidden_size, decoder_size, pad_id):
         super().__init__()
-        self.embedding = Embedding(vocab_size, embed_dim, padding_idx=PAD)
+        self.embedding = Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         self.rnn = GRU(embed_dim, hidden_size, bidirectional=True)
         self.bridge = Linear(2 * hidden_size, decoder_size)
 
@@ -39,10 +39,10 @@ class Encoder(Module):
 class Decoder(Module):
     """A GRU cell that attends over the encoder states before each step (or not, attention=None)."""
 
-    def __init__(self, vocab_size, embed_dim, hidden_size, encoder_size, attention="additive"):
+    def __init__(self, vocab_size, embed_dim, hidden_size, encoder_size, pad_id, attention="additive"):
         super().__init__()
         self.attention_kind = attention
-        self.embedding = Embedding(vocab_size, embed_dim, padding_idx=PAD)
+        self.embedding = Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         context_size = encoder_size if attention else 0
         if attention in ("dot", "scaled_dot", "cosine"):
             # these scores compare vectors of one size: the keys are the encoder states brought
@@ -70,34 +70,39 @@ class Decoder(Module):
 
 
 class Seq2Seq(Module):
-    """Translate with teacher forcing for training (loss) and greedily for use (translate)."""
+    """Translate with teacher forcing for training (loss) and greedily for use (translate).
 
-    def __init__(self, source_vocab, target_vocab, embed_dim=32, hidden_size=64, attention="additive"):
+    pad_id, bos_id, eos_id: the vocabularies' padding, start and end tokens (both sides share them).
+    """
+
+    def __init__(self, source_vocab, target_vocab, *, pad_id, bos_id, eos_id, embed_dim=32, hidden_size=64,
+                 attention="additive"):
         super().__init__()
-        self.encoder = Encoder(source_vocab, embed_dim, hidden_size, hidden_size)
-        self.decoder = Decoder(target_vocab, embed_dim, hidden_size, 2 * hidden_size, attention)
+        self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
+        self.encoder = Encoder(source_vocab, embed_dim, hidden_size, hidden_size, pad_id)
+        self.decoder = Decoder(target_vocab, embed_dim, hidden_size, 2 * hidden_size, pad_id, attention)
 
     def loss(self, source, lengths, target):
         """Mean cross-entropy of predicting target[:, 1:] from target[:, :-1] (padding ignored)."""
         lengths = np.asarray(lengths)
         encoder_states, state = self.encoder(source, lengths)
         keys = self.decoder.keys(encoder_states)
-        mask = np.arange(source.shape[1])[None, :] < lengths[:, None]
+        mask = padding_mask(lengths, source.shape[1])  # (B, 1, S): the one query sees each real word
         inputs = unbind(self.decoder.embedding(target[:, :-1]), axis=1)
         logits = []
         for embedded in inputs:
             step_logits, state, _ = self.decoder.step(embedded, state, keys, encoder_states, mask)
             logits.append(step_logits)
-        return cross_entropy(stack(logits, axis=1), target[:, 1:], ignore_index=PAD)
+        return cross_entropy(stack(logits, axis=1), target[:, 1:], ignore_index=self.pad_id)
 
     def translate(self, source, lengths, max_len=None):
         """Greedy decoding: (token ids (B, T), attention weights (B, T, S) or None); call under no_grad."""
         lengths = np.asarray(lengths)
         encoder_states, state = self.encoder(source, lengths)
         keys = self.decoder.keys(encoder_states)
-        mask = np.arange(source.shape[1])[None, :] < lengths[:, None]
+        mask = padding_mask(lengths, source.shape[1])
         B = source.shape[0]
-        token = np.full(B, BOS, np.int64)
+        token = np.full(B, self.bos_id, np.int64)
         tokens, weights = [], []
         for _ in range(max_len or 2 * source.shape[1] + 2):
             step_logits, state, step_weights = self.decoder.step(self.decoder.embedding(token), state, keys,
@@ -106,7 +111,7 @@ class Seq2Seq(Module):
             tokens.append(token)
             if step_weights is not None:
                 weights.append(step_weights.data)
-            if np.all(np.any(np.stack(tokens, 1) == EOS, axis=1)):
+            if np.all(np.any(np.stack(tokens, 1) == self.eos_id, axis=1)):
                 break
         return np.stack(tokens, axis=1), (np.stack(weights, axis=1) if weights else None)
 

@@ -12,5 +12,5 @@ from .attention import (
     MultiheadAttention,
     PositionalEncoding,
     SelfAttention,
-    causal_mask,
 )
+from .masks import causal_mask, lengths_mask, padding_mask

@@ -9,15 +9,14 @@ The five scores (API.md), for a query q and a key k:
     general     q^T W k                            (Luong et al. 2015)
     additive    v^T tanh(W q + U k)                (Bahdanau et al. 2015; alias "concat")
 """
-import math
-
 import numpy as np
 
 from ..autograd.errors import ShapeError
 from ..autograd.tensor import Tensor, wrap
 from .linear import Embedding, Linear
 from .module import Module, Parameter
-from .sdpa import attention_mask, scaled_dot_product_attention
+from .masks import attention_mask
+from .sdpa import attention_scale, scaled_dot_product_attention
 
 SCORES = ("dot", "scaled_dot", "cosine", "general", "additive")
 
@@ -45,10 +44,10 @@ class Attention(Module):
             self.v = Linear(hidden_size, 1, bias=False)
 
     def scores(self, query, keys):
-        """(B, Tq, Tk): how well each query matches each key, before the softmax."""
-        if self.score in ("dot", "scaled_dot"):
-            scores = query @ keys.transpose(-2, -1)
-            return scores * (1 / math.sqrt(self.key_size)) if self.score == "scaled_dot" else scores
+        """(B, Tq, Tk): how well each query matches each key, before the softmax.
+
+        (dot and scaled_dot never come here: forward runs them as one fused node, sdpa.py.)
+        """
         if self.score == "cosine":
             eps = 1e-8
             q_norm = ((query * query).sum(-1, keepdims=True) + eps).sqrt()  # (B, Tq, 1)
@@ -68,7 +67,7 @@ class Attention(Module):
             raise ShapeError(f"Attention: query {query.shape}, keys {keys.shape}, values {values.shape} do not fit "
                              f"query_size={self.query_size}, key_size={self.key_size} with one value per key")
         if self.score in ("dot", "scaled_dot"):  # one fused graph node for the whole step
-            scale = 1 / math.sqrt(self.key_size) if self.score == "scaled_dot" else 1.0
+            scale = attention_scale(self.key_size) if self.score == "scaled_dot" else 1.0
             return scaled_dot_product_attention(query, keys, values, mask, scale)
         scores = self.scores(query, keys)
         weights = scores.softmax(-1, mask=attention_mask(mask, scores.shape, "Attention"))
@@ -93,7 +92,7 @@ class SelfAttention(Module):
 
     def forward(self, x, mask=None):
         """x (B, T, E) -> (out (B, T, value_dim), weights (B, T, T))."""
-        scale = 1 / math.sqrt(self.key_dim) if self.use_scale else 1.0
+        scale = attention_scale(self.key_dim) if self.use_scale else 1.0
         return scaled_dot_product_attention(self.W_q(x), self.W_k(x), self.W_v(x), mask, scale)
 
     def extra_repr(self):
@@ -134,11 +133,6 @@ class MultiHeadAttention(Module):
 
 
 MultiheadAttention = MultiHeadAttention
-
-
-def causal_mask(T):
-    """bool (1, T, T), True on and below the diagonal: position i may attend to positions <= i."""
-    return np.tril(np.ones((T, T), bool))[None]
 
 
 def sinusoidal_table(max_len, embed_dim):
@@ -183,13 +177,9 @@ class AttentionPooling(Module):
         self.v = Linear(hidden_size, 1, bias=False)
 
     def forward(self, x, mask=None):
-        """x (B, T, I), mask (B, T) True = real token -> (pooled (B, I), weights (B, T))."""
+        """x (B, T, I), mask (B, T) True = real token (lengths_mask) -> (pooled (B, I), weights (B, T))."""
         scores = self.v(self.project(x).tanh()).reshape(x.shape[:2])
-        if mask is not None:
-            mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-            if mask.dtype != np.bool_ or mask.shape != x.shape[:2]:
-                raise ShapeError(f"AttentionPooling: the mask must be bool (batch, time) = {x.shape[:2]}, "
-                                 f"got {mask.dtype} {mask.shape}")
+        mask = attention_mask(mask, scores.shape, "AttentionPooling")
         weights = scores.softmax(-1, mask=mask)
         pooled = (weights.unsqueeze(1) @ x).reshape(x.shape[0], x.shape[2])
         return pooled, weights

@@ -20,6 +20,7 @@ from ..autograd.ops_shape import cat, stack, unbind
 from ..autograd.tensor import wrap
 from .linear import Linear
 from .module import Module
+from .masks import lengths_mask
 from .recurrent import _step_masks
 
 
@@ -72,7 +73,7 @@ class LSTMN(Module):
         out, attention = stack(outputs, axis=1), stack(rows, axis=1)
         if lengths is not None:
             lengths, _ = _step_masks(lengths, B, T, "LSTMN")  # the same checks as the RNN layers
-            real = (np.arange(T)[None, :] < lengths[:, None])[..., None].astype(x.dtype)  # (B, T, 1)
+            real = lengths_mask(lengths, T)[..., None].astype(x.dtype)  # (B, T, 1)
             out, attention = out * wrap(real), attention * wrap(real)
         return out, attention
 

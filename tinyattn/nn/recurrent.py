@@ -16,6 +16,7 @@ from ..autograd.errors import ShapeError
 from ..autograd.ops_shape import cat, stack, unbind, where
 from ..autograd.tensor import Tensor, wrap
 from .linear import LinearFunction
+from .masks import lengths_mask
 from .module import Module, Parameter
 from .recurrent_steps import GRUStep, LSTMStep, RNNStep
 
@@ -189,7 +190,7 @@ class _Layer(Module):
             finals.append(state)
         out = outputs[0] if D == 1 else cat(outputs, axis=2)
         if keeps is not None:
-            out = out * wrap((np.arange(T)[None, :] < lengths[:, None])[..., None].astype(out.dtype))
+            out = out * wrap(lengths_mask(lengths, T)[..., None].astype(out.dtype))
         return out, self._final_states(finals)
 
     def _initial_states(self, h0, x, D):
@@ -243,4 +244,5 @@ def _step_masks(lengths, B, T, name):
         raise ShapeError(f"{name}: lengths must be {B} integers (one per sequence), got {lengths.shape} {lengths.dtype}")
     if lengths.min() < 1 or lengths.max() > T:
         raise ValueError(f"{name}: lengths must lie in [1, {T}], got {lengths.min()}..{lengths.max()}")
-    return lengths, [(t < lengths)[:, None] for t in range(T)]
+    keeps = lengths_mask(lengths, T)
+    return lengths, [keeps[:, t, None] for t in range(T)]

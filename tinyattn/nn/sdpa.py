@@ -9,8 +9,9 @@ Backward, with G_O = dL/dO and G_W = dL/dW (the weights are an output too):
     dL/dQ = dL/dS K * scale,   dL/dK = dL/dS^T Q * scale
 
 `scaled_dot_product_attention_reference` writes the same with autograd ops, to read and to
-test against. Masks say where attention MAY go (True = may attend), as PyTorch's
-F.scaled_dot_product_attention: (B, Tk) for every query alike, or (B or 1, Tq, Tk).
+test against. Masks (masks.py) say where attention MAY go (True = may attend) and broadcast
+against the scores as PyTorch's boolean attn_mask does: (Tq, Tk) for every sequence alike,
+(B, 1, Tk) for padding.
 """
 import math
 
@@ -21,32 +22,12 @@ from ..autograd.function import Function
 from ..autograd.tensor import Tensor
 from ..ops.matmul import matmul
 from ..ops.softmax import softmax, softmax_backward
+from .masks import attention_mask
 
 
-def attention_mask(mask, scores_shape, op="attention"):
-    """The mask as a bool array that broadcasts against scores (B, [H,] Tq, Tk), or None.
-
-    A 2-D mask (B, Tk) applies to every query; a 3-D one (B or 1, Tq, Tk) to each query.
-    With heads (4-D scores) the same mask serves every head.
-    """
-    if mask is None:
-        return None
-    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-    if mask.dtype != np.bool_:
-        raise TypeError(f"{op}: the mask must be bool (True = may attend), got {mask.dtype}")
-    B, Tq, Tk = scores_shape[0], scores_shape[-2], scores_shape[-1]
-    if mask.ndim == 2:
-        if mask.shape != (B, Tk):
-            raise ShapeError(f"{op}: a 2-D mask is (batch, keys) = ({B}, {Tk}), got {mask.shape}")
-        mask = mask[:, None, :]
-    elif mask.ndim == 3:
-        if mask.shape[0] not in (1, B) or mask.shape[1:] != (Tq, Tk):
-            raise ShapeError(f"{op}: a 3-D mask is (batch or 1, queries, keys) = ({B}, {Tq}, {Tk}), got {mask.shape}")
-    else:
-        raise ShapeError(f"{op}: the mask must be 2-D (batch, keys) or 3-D (batch, queries, keys), got {mask.shape}")
-    if len(scores_shape) == 4:
-        mask = mask[:, None]  # the same mask for every head
-    return mask
+def attention_scale(d_k):
+    """1/sqrt(d_k), the default scale: q.k of random unit-variance vectors has variance d_k."""
+    return 1 / math.sqrt(d_k)
 
 
 def _check_qkv(q, k, v):
@@ -90,7 +71,7 @@ class ScaledDotProductAttention(Function):
 def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
     """(output, weights): softmax(q k^T * scale) v, scale = 1/sqrt(d_k) by default; one graph node."""
     _check_qkv(q, k, v)
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = attention_scale(q.shape[-1]) if scale is None else float(scale)
     mask = attention_mask(mask, q.shape[:-1] + (k.shape[-2],), "scaled_dot_product_attention")
     return ScaledDotProductAttention.apply(q, k, v, mask, scale)
 
@@ -98,7 +79,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale=None):
 def scaled_dot_product_attention_reference(q, k, v, mask=None, scale=None):
     """The same three stages with autograd ops: scores, masked softmax, weighted sum."""
     _check_qkv(q, k, v)
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = attention_scale(q.shape[-1]) if scale is None else float(scale)
     scores = (q @ k.transpose(-2, -1)) * scale
     weights = scores.softmax(-1, mask=attention_mask(mask, scores.shape))
     return weights @ v, weights

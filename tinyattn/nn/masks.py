@@ -1,0 +1,56 @@
+"""Attention masks: one rule, PyTorch's boolean `attn_mask` of F.scaled_dot_product_attention.
+
+A mask is bool, True = may attend, and broadcasts against the scores (B, [H,] Tq, Tk) by
+numpy's (and PyTorch's) rules, right-aligned:
+
+    causal_mask(T)            (T, T)      every sequence alike: query i sees keys <= i
+    padding_mask(lengths, T)  (B, 1, T)   each sequence its own: keys past its length are hidden
+
+A mask that does not broadcast is an error naming both shapes: no shape is ever guessed (a
+(T, T) mask is never read as (batch, keys), even when the batch size happens to equal T).
+"""
+import numpy as np
+
+from ..autograd.broadcast import broadcasts_to
+from ..autograd.errors import ShapeError
+from ..autograd.tensor import Tensor
+
+
+def causal_mask(T):
+    """bool (T, T), True on and below the diagonal: position i may attend to positions <= i."""
+    return np.tril(np.ones((T, T), bool))
+
+
+def lengths_mask(lengths, T):
+    """bool (B, T), True at positions t < lengths[b]: the one place lengths become a mask."""
+    return np.arange(T)[None, :] < np.asarray(lengths)[:, None]
+
+
+def padding_mask(lengths, T):
+    """bool (B, 1, T), True on each sequence's real positions: the keys a query may attend to."""
+    lengths = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths)
+    if lengths.ndim != 1 or lengths.dtype.kind not in "iu":
+        raise ShapeError(f"padding_mask: lengths must be a 1-D array of integers, got {lengths.dtype} {lengths.shape}")
+    if lengths.size and (lengths.min() < 0 or lengths.max() > T):
+        raise ValueError(f"padding_mask: lengths must lie in [0, {T}], got {lengths.min()}..{lengths.max()}")
+    return lengths_mask(lengths, T)[:, None, :]
+
+
+def attention_mask(mask, scores_shape, op="attention"):
+    """`mask` checked against scores of shape (B, [H,] Tq, Tk): a bool array that broadcasts, or None.
+
+    The array is returned as given (never copied to the scores' size); softmax broadcasts it.
+    """
+    if mask is None:
+        return None
+    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"{op}: the mask must be bool (True = may attend), got {mask.dtype}; "
+                        "for lengths use nn.padding_mask(lengths, T)")
+    scores_shape = tuple(scores_shape)
+    if not broadcasts_to(mask.shape, scores_shape):
+        raise ShapeError(
+            f"{op}: mask {mask.shape} does not broadcast to the scores (batch, [heads,] queries, keys) = "
+            f"{scores_shape}. Use (queries, keys) for one mask for every sequence (nn.causal_mask(T)), "
+            f"or (batch, 1, keys) for padding (nn.padding_mask(lengths, T))")
+    return mask
