@@ -119,3 +119,44 @@ def test_a_parameter_listed_twice_is_stepped_once():
     p.grad = np.array([1.0])
     opt.step()
     np.testing.assert_allclose(p.data, [0.9])
+
+
+def test_an_optimiser_refuses_a_lone_tensor_and_clip_accepts_one():
+    """Iterating one Parameter walks its rows: the optimiser would silently train nothing."""
+    weight = nn.Parameter(np.ones((3, 2), np.float32))
+    for make in (lambda p: ta.optim.SGD(p, lr=0.1), lambda p: ta.optim.Adam(p)):
+        with pytest.raises(TypeError, match=r"iterable of Parameters, got one Parameter of shape \(3, 2\)"):
+            make(weight)
+    weight.grad = np.full((3, 2), 2.0, np.float32)
+    total = ta.nn.utils.clip_grad_norm_(weight, 1.0)
+    assert total == pytest.approx(np.sqrt(24.0))
+    assert np.linalg.norm(weight.grad) == pytest.approx(1.0, rel=1e-5)
+
+
+def test_float32_parameters_are_updated_in_float32_arithmetic():
+    """Bit for bit the update computed with float32 numbers only (numpy 2 would turn the whole
+    update float64 if one bias correction were a numpy float64 scalar)."""
+    rng = np.random.default_rng(0)
+    f = np.float32
+    p = nn.Parameter(rng.standard_normal((4, 5)).astype(f))
+    adam = ta.optim.Adam([p], lr=0.01, weight_decay=0.1)
+    sgd_p = nn.Parameter(p.data.copy())
+    sgd = ta.optim.SGD([sgd_p], lr=0.01, momentum=0.9, weight_decay=0.1)
+    x, y = p.data.copy(), p.data.copy()
+    m, v, buf = np.zeros_like(x), np.zeros_like(x), None
+    for t in range(1, 4):
+        g = rng.standard_normal((4, 5)).astype(f)
+        p.grad, sgd_p.grad = g.copy(), g.copy()
+        adam.step()
+        sgd.step()
+        gx = g + f(0.1) * x
+        m = f(0.9) * m + f(1 - 0.9) * gx
+        v = f(0.999) * v + f(1 - 0.999) * gx * gx
+        x = x - f(0.01 / (1 - 0.9 ** t)) * (m / (np.sqrt(v) / f(np.sqrt(1 - 0.999 ** t)) + f(1e-8)))
+        gy = g + f(0.1) * y
+        buf = gy if buf is None else f(0.9) * buf + gy
+        y = y - f(0.01) * buf
+        np.testing.assert_array_equal(p.data, x)
+        np.testing.assert_array_equal(sgd_p.data, y)
+    assert p.data.dtype == np.float32 and all(a.dtype == np.float32 for a in adam.state[0].values()
+                                              if isinstance(a, np.ndarray))

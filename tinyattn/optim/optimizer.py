@@ -1,6 +1,9 @@
 """SGD and Adam, with the update rules PyTorch documents, and their state for checkpoints."""
+import math
+
 import numpy as np
 
+from ..autograd.tensor import Tensor
 from ..nn.module import Parameter
 
 
@@ -10,6 +13,10 @@ class Optimizer:
     defaults = {}
 
     def __init__(self, params, **hyper):
+        if isinstance(params, Tensor):
+            # iterating a tensor walks its rows: the optimiser would train nothing (PyTorch refuses too)
+            raise TypeError(f"{type(self).__name__}: params must be an iterable of Parameters, got one "
+                            f"{type(params).__name__} of shape {params.shape}; pass [param] or model.parameters()")
         self.params = list({id(p): p for p in params}.values())  # a tied weight listed twice steps once
         if not self.params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
@@ -69,7 +76,9 @@ class SGD(Optimizer):
         super().__init__(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
 
     def _update(self, p, g, state):
-        lr, momentum, decay = self.hyper["lr"], self.hyper["momentum"], self.hyper["weight_decay"]
+        # every number as the parameter's dtype: a numpy float64 scalar would turn float32 math float64
+        dtype = p.data.dtype.type
+        lr, momentum, decay = (dtype(self.hyper[k]) for k in ("lr", "momentum", "weight_decay"))
         if decay:
             g = g + decay * p.data
         if momentum:
@@ -80,7 +89,7 @@ class SGD(Optimizer):
             else:
                 buf = state["momentum_buffer"] = np.array(g, copy=True)
             g = buf
-        p.data -= p.data.dtype.type(lr) * g
+        p.data -= lr * g
 
 
 class Adam(Optimizer):
@@ -94,19 +103,20 @@ class Adam(Optimizer):
         super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
 
     def _update(self, p, g, state):
-        lr, (b1, b2), eps, decay = (self.hyper[k] for k in ("lr", "betas", "eps", "weight_decay"))
-        if decay:
-            g = g + decay * p.data
+        dtype = p.data.dtype.type  # all arithmetic in the parameter's dtype (see SGD)
+        b1, b2 = self.hyper["betas"]
+        if self.hyper["weight_decay"]:
+            g = g + dtype(self.hyper["weight_decay"]) * p.data
         if not state:
             state["step"] = 0
             state["exp_avg"] = np.zeros_like(p.data)
             state["exp_avg_sq"] = np.zeros_like(p.data)
         state["step"] += 1
         t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-        m *= b1
-        m += (1 - b1) * g
-        v *= b2
-        v += (1 - b2) * g * g
-        step_size = lr / (1 - b1 ** t)
-        denom = np.sqrt(v) / np.sqrt(1 - b2 ** t) + eps
-        p.data -= (step_size * (m / denom)).astype(p.data.dtype, copy=False)
+        m *= dtype(b1)
+        m += dtype(1 - b1) * g
+        v *= dtype(b2)
+        v += dtype(1 - b2) * g * g
+        step_size = dtype(self.hyper["lr"] / (1 - b1 ** t))
+        denom = np.sqrt(v) / dtype(math.sqrt(1 - b2 ** t)) + dtype(self.hyper["eps"])
+        p.data -= step_size * (m / denom)
