@@ -10,6 +10,7 @@ from .autograd import (
     GradcheckError,
     ShapeError,
     Tensor,
+    arange,
     backward,
     cat,
     cross_entropy,

@@ -1,6 +1,6 @@
 """The engine: Tensor, Function, the backward walk, no_grad and gradcheck."""
 from .tensor import Tensor, tensor  # first: the op modules need Tensor defined
-from .creation import get_rng_state, manual_seed, ones, randn, set_rng_state, zeros
+from .creation import arange, get_rng_state, manual_seed, ones, randn, set_rng_state, zeros
 from .engine import backward
 from .errors import ShapeError
 from .function import Context, Function, enable_grad, is_grad_enabled, no_grad

@@ -52,3 +52,13 @@ def ones(*shape, dtype=np.float32, requires_grad=False):
 def randn(*shape, dtype=np.float32, requires_grad=False):
     """Standard normal draws from tinyattn's generator."""
     return _leaf(_generator.standard_normal(_shape(shape)).astype(dtype), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad=False):
+    """start, start + step, ... below end (PyTorch's torch.arange): int64 from integers, else float32."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        integral = all(float(v).is_integer() and not isinstance(v, float) for v in (start, end, step))
+        dtype = np.int64 if integral else np.float32
+    return _leaf(np.arange(start, end, step, dtype=dtype), requires_grad)

@@ -51,6 +51,12 @@ class no_grad:
         (function,) = args  # used with parentheses: @ta.no_grad()
         return type(self)(function)
 
+    def __get__(self, instance, owner=None):
+        """On a method, bind like a function does: model.predict(x) passes model as self."""
+        if instance is None or self._function is None:
+            return self
+        return functools.partial(self.__call__, instance)
+
 
 class enable_grad(no_grad):
     """Build the graph again inside a `no_grad()` block."""

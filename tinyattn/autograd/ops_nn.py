@@ -8,7 +8,7 @@ import numpy as np
 from ..ops.matmul import matmul
 from ..ops.softmax import log_softmax, log_softmax_backward, softmax, softmax_backward
 from .broadcast import broadcasts_to, unbroadcast
-from .errors import ShapeError
+from .errors import ShapeError, require_float
 from .function import Function
 
 
@@ -81,6 +81,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis, mask):
+        require_float("softmax", x=x)
         if mask is not None:
             mask = np.asarray(mask)
             if mask.dtype != np.bool_:
@@ -106,6 +107,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis):
+        require_float("log_softmax", x=x)
         y = _along(axis, log_softmax, x)
         ctx.save_for_backward(y)
         ctx.axis = axis
@@ -127,6 +129,7 @@ class CrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, logits, target, ignore_index):
+        require_float("cross_entropy", logits=logits)
         target = _check_targets(logits, target, ignore_index)
         classes = logits.shape[-1]
         log_probs = log_softmax(logits.reshape(-1, classes))

@@ -178,20 +178,23 @@ class MaskedFill(Function):
 
 # --- the user-facing spellings: ta.cat, ta.stack, ta.unbind, ta.where ------------------------------
 
-def cat(tensors, axis=0):
-    """Join tensors along an existing axis."""
+def cat(tensors, axis=0, *, dim=None):
+    """Join tensors along an existing axis (PyTorch's dim= works too)."""
+    axis = axis if dim is None else dim
     tensors = list(tensors)
     return Cat.apply(_axis(axis, tensors[0].ndim if tensors else 1, "cat"), *tensors)
 
 
-def stack(tensors, axis=0):
-    """Stack tensors of one shape along a new axis."""
+def stack(tensors, axis=0, *, dim=None):
+    """Stack tensors of one shape along a new axis (PyTorch's dim= works too)."""
+    axis = axis if dim is None else dim
     tensors = list(tensors)
     return Stack.apply(_axis(axis, (tensors[0].ndim if tensors else 0) + 1, "stack"), *tensors)
 
 
-def unbind(tensor, axis=0):
+def unbind(tensor, axis=0, *, dim=None):
     """The slices of a tensor along an axis, as a tuple of tensors (one graph node)."""
+    axis = axis if dim is None else dim
     return Unbind.apply(tensor, _axis(axis, tensor.ndim, "unbind"))
 
 

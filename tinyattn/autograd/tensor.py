@@ -12,6 +12,8 @@ import numbers
 
 import numpy as np
 
+from .errors import ShapeError
+
 
 class Tensor:
     __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "__weakref__")
@@ -71,7 +73,12 @@ class Tensor:
         return self.data
 
     def __array__(self, dtype=None, copy=None):
-        return self.data if dtype is None else self.data.astype(dtype)
+        """numpy's protocol: np.array(t) copies (numpy 2 passes copy=True), np.asarray(t) shares."""
+        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        if copy is False and array is not self.data:
+            raise ValueError(f"np.asarray(tensor, dtype={dtype}, copy=False): a {self.data.dtype} tensor "
+                             "cannot be viewed as another dtype without a copy")
+        return array.copy() if copy and array is self.data else array
 
     def item(self):
         """The single element as a Python number (for logging a loss: keeps no graph alive)."""
@@ -144,6 +151,13 @@ class Tensor:
                 f"pow: the exponent must be a number, got {type(exponent).__name__}; "
                 "for a tensor exponent write exp(b * log(a))"
             )
+        if self.data.dtype.kind != "f":  # integers: as PyTorch, int ** int stays int, int ** float is float32
+            if isinstance(exponent, numbers.Integral):
+                if exponent < 0:
+                    raise ValueError(f"pow: an integer tensor to the negative power {exponent}; "
+                                     "convert it first with .float()")
+                return wrap(self.data.astype(np.int64) ** int(exponent))  # integers carry no gradient
+            return _ew.Pow.apply(wrap(self.data.astype(np.float32)), float(exponent))
         return _ew.Pow.apply(self, float(exponent))
 
     def __rpow__(self, base):
@@ -206,14 +220,29 @@ class Tensor:
     def relu(self):
         return _ew.Relu.apply(self)
 
-    def sum(self, axis=None, keepdims=False):
+    # Reductions take numpy's axis= / keepdims= or PyTorch's dim= / keepdim=.
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        axis, keepdims = _pytorch_names("sum", axis, dim, keepdims, keepdim)
         return _reduce.Sum.apply(self, None if axis is None else _axes(axis, self.ndim, "sum"), keepdims)
 
-    def mean(self, axis=None, keepdims=False):
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        axis, keepdims = _pytorch_names("mean", axis, dim, keepdims, keepdim)
         return _reduce.Mean.apply(self, None if axis is None else _axes(axis, self.ndim, "mean"), keepdims)
 
-    def max(self, axis=None, keepdims=False):
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The largest values (only: PyTorch's max(dim) also returns indices; use argmax for those)."""
+        axis, keepdims = _pytorch_names("max", axis, dim, keepdims, keepdim)
         return _reduce.Max.apply(self, _axes(axis, self.ndim, "max"), keepdims)
+
+    def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Indices of the largest values (int64, no gradient); over the flattened tensor if axis is None."""
+        axis, keepdims = _pytorch_names("argmax", axis, dim, keepdims, keepdim)
+        return wrap(np.argmax(self.data, axis=_one_axis(axis, self.ndim, "argmax"), keepdims=keepdims))
+
+    def argmin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Indices of the smallest values (int64, no gradient); over the flattened tensor if axis is None."""
+        axis, keepdims = _pytorch_names("argmin", axis, dim, keepdims, keepdim)
+        return wrap(np.argmin(self.data, axis=_one_axis(axis, self.ndim, "argmin"), keepdims=keepdims))
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -222,12 +251,17 @@ class Tensor:
 
     view = reshape
 
-    def unsqueeze(self, axis):
+    def unsqueeze(self, axis=None, *, dim=None):
+        """A new axis of size 1 at `axis` (in [-ndim - 1, ndim], as PyTorch)."""
+        axis, _ = _pytorch_names("unsqueeze", axis, dim, False, None)
+        if axis is None or not -self.ndim - 1 <= axis <= self.ndim:
+            raise ValueError(f"unsqueeze: axis {axis} is out of range for a tensor with {self.ndim} dims "
+                             f"(a new axis goes at {-self.ndim - 1}..{self.ndim})")
         axis = axis if axis >= 0 else axis + self.ndim + 1
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
     def transpose(self, axis_a=-2, axis_b=-1):
-        """Swap two axes (PyTorch's transpose); `.T` reverses them all."""
+        """Swap two axes (PyTorch's transpose(dim0, dim1)); `.T` reverses them all."""
         order = list(range(self.ndim))
         a, b = _axes(axis_a, self.ndim, "transpose")[0], _axes(axis_b, self.ndim, "transpose")[0]
         order[a], order[b] = order[b], order[a]
@@ -242,11 +276,13 @@ class Tensor:
     def T(self):
         return _shape.Permute.apply(self, tuple(reversed(range(self.ndim))))
 
-    def softmax(self, axis=-1, mask=None):
-        return _nn.Softmax.apply(self, _axes(axis, self.ndim, "softmax")[0], _raw(mask))
+    def softmax(self, axis=-1, mask=None, *, dim=None):
+        axis, _ = _pytorch_names("softmax", axis, dim, False, None, default_axis=-1)
+        return _nn.Softmax.apply(self, _one_axis(axis, self.ndim, "softmax"), _raw(mask))
 
-    def log_softmax(self, axis=-1):
-        return _nn.LogSoftmax.apply(self, _axes(axis, self.ndim, "log_softmax")[0])
+    def log_softmax(self, axis=-1, *, dim=None):
+        axis, _ = _pytorch_names("log_softmax", axis, dim, False, None, default_axis=-1)
+        return _nn.LogSoftmax.apply(self, _one_axis(axis, self.ndim, "log_softmax"))
 
     def masked_fill(self, mask, value):
         """Put `value` where `mask` is True (as PyTorch); those places get no gradient."""
@@ -353,6 +389,26 @@ def _bool_mask(mask, op):
     if mask.dtype != np.bool_:
         raise TypeError(f"{op}: the mask must be bool (True = fill), got {mask.dtype}")
     return mask
+
+
+def _pytorch_names(op, axis, dim, keepdims, keepdim, default_axis=None):
+    """(axis, keepdims) from numpy's or PyTorch's spelling; both at once is an error."""
+    if dim is not None:
+        if axis is not None and axis != default_axis:
+            raise TypeError(f"{op}: got both axis={axis} and dim={dim}; they are one argument (pass one)")
+        axis = dim
+    if keepdim is not None:
+        keepdims = keepdim
+    return axis, keepdims
+
+
+def _one_axis(axis, ndim, op):
+    """One axis as a non-negative int (None stays None); a 0-d tensor has none to work along."""
+    if axis is None:
+        return None
+    if ndim == 0:
+        raise ShapeError(f"{op}: a 0-d tensor has no axis to work along; reshape it to (1,) first")
+    return _axes(axis, ndim, op)[0]
 
 
 def _axes(axis, ndim, op):

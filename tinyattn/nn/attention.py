@@ -11,7 +11,7 @@ The five scores (API.md), for a query q and a key k:
 """
 import numpy as np
 
-from ..autograd.errors import ShapeError
+from ..autograd.errors import ShapeError, require_float
 from ..autograd.tensor import Tensor, wrap
 from .linear import Embedding, Linear
 from .module import Module, Parameter
@@ -21,8 +21,16 @@ from .sdpa import attention_scale, scaled_dot_product_attention
 SCORES = ("dot", "scaled_dot", "cosine", "general", "additive")
 
 
+MASK_HINTS = {
+    "attn_mask": "use mask=, True = may attend (PyTorch's attn_mask means the opposite: True = not allowed)",
+    "key_padding_mask": "use mask=nn.padding_mask(lengths, T), True = a real position that may be attended",
+}
+
+
 class Attention(Module):
     """forward(query (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), mask=None) -> (context, weights)."""
+
+    keyword_hints = MASK_HINTS
 
     def __init__(self, query_size, key_size, score="scaled_dot", hidden_size=None, cosine_scale=5.0):
         super().__init__()
@@ -60,6 +68,7 @@ class Attention(Module):
         return self.v(hidden).reshape(hidden.shape[:3])
 
     def forward(self, query, keys, values, mask=None):
+        require_float("Attention", query=query.data, keys=keys.data, values=values.data)
         if query.ndim != 3 or keys.ndim != 3 or values.ndim != 3:
             raise ShapeError(f"Attention: query {query.shape}, keys {keys.shape}, values {values.shape} must be 3-D (B, T, D)")
         if (query.shape[-1] != self.query_size or keys.shape[-1] != self.key_size or keys.shape[1] != values.shape[1]
@@ -81,6 +90,8 @@ class Attention(Module):
 class SelfAttention(Module):
     """Every input derives its query, key and value through shared weights (plus a bias if bias=True):
     Q = X W_q^T + b_q, K = X W_k^T + b_k, V = X W_v^T + b_v; out = softmax(Q K^T / sqrt(d_k)) V."""
+
+    keyword_hints = MASK_HINTS
 
     def __init__(self, embed_dim, key_dim=None, value_dim=None, bias=True, scale=True):
         super().__init__()

@@ -2,11 +2,12 @@
 import numpy as np
 
 from ..autograd.creation import generator
+from ..autograd.errors import ShapeError
 from ..autograd.ops_nn import cross_entropy
 from ..autograd.tensor import wrap
 from .sdpa import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
 
-__all__ = ["cross_entropy", "softmax", "log_softmax", "relu", "dropout", "scaled_dot_product_attention"]
+__all__ = ["cross_entropy", "mse_loss", "softmax", "log_softmax", "relu", "dropout", "scaled_dot_product_attention"]
 
 
 def softmax(x, axis=-1, mask=None, dim=None):
@@ -39,3 +40,14 @@ def dropout(x, p=0.5, training=True):
     return x * wrap(keep * scale)
 
 
+
+
+def mse_loss(input, target, reduction="mean"):
+    """Mean (or sum, or none) of (input - target)^2, as PyTorch's F.mse_loss; composed, so autograd differentiates it."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    if tuple(getattr(target, "shape", ())) != tuple(input.shape):
+        raise ShapeError(f"mse_loss: input {input.shape} and target {getattr(target, 'shape', ())} must have one shape "
+                         "(PyTorch broadcasts with a warning; tinyattn refuses)")
+    squared = (input - target) ** 2
+    return squared if reduction == "none" else squared.mean() if reduction == "mean" else squared.sum()

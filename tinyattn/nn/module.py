@@ -54,8 +54,30 @@ class Module:
         self.__setattr__(name, array)
         self._buffers.append(name)
 
+    # PyTorch spellings this module does not take, with what to write instead (see Attention).
+    keyword_hints = {}
+
     def __call__(self, *args, **kwargs):
+        for key in kwargs:
+            if key in self.keyword_hints:
+                raise TypeError(f"{type(self).__name__}: no argument {key}=; {self.keyword_hints[key]}")
+        self._check_input_dtypes(args)
         return self.forward(*args, **kwargs)
+
+    def _check_input_dtypes(self, args):
+        """A float input of another dtype than this module's own parameters is an error naming both."""
+        param = next(iter(self._parameters.values()), None)  # its own first, else its first sub-module's
+        param = param if param is not None else next((p for _, p in self.named_parameters()), None)
+        if param is None:
+            return
+        dtype = param.data.dtype
+        for arg in args:
+            for tensor in (arg if isinstance(arg, (tuple, list)) else (arg,)):
+                if isinstance(tensor, Tensor) and tensor.data.dtype.kind == "f" and tensor.data.dtype != dtype:
+                    convert = ".float()" if dtype == np.float32 else ".double()"
+                    raise TypeError(f"{type(self).__name__}: the input is {tensor.data.dtype}, the layer's parameters "
+                                    f"{dtype}; convert the input with {convert} or the model with "
+                                    f"{'.double()' if convert == '.float()' else '.float()'}")
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
@@ -116,9 +138,19 @@ class Module:
         return self._to_dtype(np.float32)
 
     # --- state ---------------------------------------------------------------------------
+    def _all_named_parameters(self):
+        """(dotted name, Parameter) under every name, a tied (shared) parameter once per name."""
+        for module_name, module in self.named_modules():
+            for name, param in module._parameters.items():
+                yield (f"{module_name}.{name}" if module_name else name), param
+
     def state_dict(self):
-        """Dotted name -> a copy of each parameter's and buffer's array."""
-        state = OrderedDict((name, param.data.copy()) for name, param in self.named_parameters())
+        """Dotted name -> a copy of each parameter's and buffer's array.
+
+        A tied parameter (an embedding reused as the output layer) appears under each of its
+        names, as in PyTorch, so the dict loads into the same model there.
+        """
+        state = OrderedDict((name, param.data.copy()) for name, param in self._all_named_parameters())
         for module_name, module in self.named_modules():
             for name in module._buffers:
                 state[f"{module_name}.{name}" if module_name else name] = np.array(getattr(module, name))
@@ -128,16 +160,19 @@ class Module:
         """Copy arrays into the parameters; checks everything first, so a failure changes nothing.
 
         Missing and unexpected keys (when strict) and shape or dtype mismatches are all listed in
-        one error. Parameters keep their identity, so an optimiser holding them stays valid.
+        one error. Parameters keep their identity, so an optimiser holding them stays valid. A
+        tied parameter loads from any one of its names.
         """
-        own = dict(self.named_parameters())
+        own = dict(self._all_named_parameters())
         buffers = {}
         for module_name, module in self.named_modules():
             for name in module._buffers:
                 buffers[f"{module_name}.{name}" if module_name else name] = (module, name)
         problems = []
         if strict:
-            missing = [k for k in list(own) + list(buffers) if k not in state_dict]
+            given = {id(own[k]) for k in state_dict if k in own}
+            missing = [k for k in own if k not in state_dict and id(own[k]) not in given]
+            missing += [k for k in buffers if k not in state_dict]
             unexpected = [k for k in state_dict if k not in own and k not in buffers]
             if missing:
                 problems.append(f"missing keys: {', '.join(missing)}")
@@ -156,6 +191,12 @@ class Module:
                                 "(convert the model with .double() / .float() first)")
             else:
                 updates.append((key, value))
+        loaded = {}
+        for key, value in updates:
+            if key in own:
+                first = loaded.setdefault(id(own[key]), (key, value))
+                if not np.array_equal(first[1], value):
+                    problems.append(f"{first[0]} and {key} are one tied parameter, but differ in the file")
         if problems:
             raise RuntimeError(f"load_state_dict into {type(self).__name__}: " + "; ".join(problems))
         for key, value in updates:

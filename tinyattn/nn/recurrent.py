@@ -1,7 +1,7 @@
 """RNN, GRU and LSTM: cells (one step) and layers (a whole batch-first sequence).
 
 Each cell has two implementations that agree to 1e-10 in float64:
-  * `reference(...)`: the equations of recurrent_steps.py written with autograd ops, to read;
+  * `reference_step(gi, state)`: the equations of recurrent_steps.py written with autograd ops, to read;
   * the fused path (default): one hand-written graph node per step (recurrent_steps.py),
     which benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md).
 Set `module.fused = False` to run the reference. Parameter names and init follow PyTorch, so a
@@ -56,10 +56,6 @@ class _Cell(Module):
         state = self.zero_state(x) if state is None else state
         return self.step(_project(x, self.weight_ih, self.bias_ih), state)
 
-    def reference(self, x, state):
-        """The step written with autograd ops (what the fused node computes), from x."""
-        return self.reference_step(_project(x, self.weight_ih, self.bias_ih), state)
-
     def step(self, gi, state, keep=None, fused=None):
         """The next state; where keep (bool (B, 1)) is False the old state is kept."""
         if self.fused if fused is None else fused:
@@ -75,11 +71,24 @@ class _Cell(Module):
         return wrap(np.zeros((x.shape[0], self.hidden_size), x.dtype))
 
     def _check(self, x, state):
-        h = state[0] if isinstance(state, tuple) else state
+        name = type(self).__name__
         if x.ndim != 2 or x.shape[1] != self.input_size:
-            raise ShapeError(f"{type(self).__name__}: input {x.shape}, expected (batch, {self.input_size})")
-        if h is not None and h.shape != (x.shape[0], self.hidden_size):
-            raise ShapeError(f"{type(self).__name__}: state {h.shape}, expected ({x.shape[0]}, {self.hidden_size})")
+            raise ShapeError(f"{name}: input {x.shape}, expected (batch, {self.input_size})")
+        if state is None:
+            return
+        expected = (x.shape[0], self.hidden_size)
+        if self.kind == "LSTM":  # the state is a pair (h, c), each checked in full
+            if not isinstance(state, (tuple, list)) or len(state) != 2:
+                raise TypeError(f"{name}: the state is a pair (h, c), each {expected}; got {type(state).__name__}")
+            parts = zip(("h", "c"), state)
+        else:
+            if isinstance(state, (tuple, list)):
+                raise TypeError(f"{name}: the state is one tensor h {expected}, not a {type(state).__name__}")
+            parts = (("state", state),)
+        for part, tensor in parts:
+            if not isinstance(tensor, Tensor) or tensor.shape != expected:
+                got = tensor.shape if isinstance(tensor, Tensor) else type(tensor).__name__
+                raise ShapeError(f"{name}: {part} {got}, expected (batch, hidden) = {expected}")
 
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}"
@@ -173,6 +182,8 @@ class _Layer(Module):
         if x.ndim != 3 or x.shape[2] != self.input_size:
             raise ShapeError(f"{type(self).__name__}: input {x.shape}, expected (batch, time, {self.input_size})")
         B, T, _ = x.shape
+        if T == 0:
+            raise ShapeError(f"{type(self).__name__}: input {x.shape} has no time steps; a sequence needs at least one")
         D = 2 if self.bidirectional else 1
         lengths, keeps = _step_masks(lengths, B, T, type(self).__name__)
         initial = self._initial_states(h0, x, D)

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..autograd.errors import ShapeError
+from ..autograd.errors import ShapeError, require_float
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor
 from ..ops.matmul import matmul
@@ -31,6 +31,7 @@ def attention_scale(d_k):
 
 
 def _check_qkv(q, k, v):
+    require_float("attention", q=q.data, k=k.data, v=v.data)
     if not (q.ndim == k.ndim == v.ndim) or q.ndim < 3:
         raise ShapeError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} need one number of dims, at least 3 "
                          "(batch, [heads,] time, size): add a batch axis with q[None]")

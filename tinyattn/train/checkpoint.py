@@ -11,7 +11,6 @@ and no temporary file is left behind.
 import json
 import os
 import tempfile
-import zipfile
 
 import numpy as np
 
@@ -53,23 +52,22 @@ def save(obj, path):
 
 
 def load(path):
-    """Read what save() wrote; a damaged or foreign file raises CheckpointError naming it."""
+    """Read what save() wrote; a damaged, foreign or malformed file raises CheckpointError naming it."""
     path = os.fspath(path)
     try:
         with open(path, "rb") as file, np.load(file, allow_pickle=False) as archive:
             if META_KEY not in archive.files:
                 raise CheckpointError(f"{path}: not a tinyattn checkpoint (an .npz without '{META_KEY}')")
             meta = json.loads(archive[META_KEY].tobytes().decode("utf-8"))
-            if meta.get("format") != FORMAT:
-                raise CheckpointError(f"{path}: unknown checkpoint format {meta.get('format')!r}, expected {FORMAT!r}")
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+                raise CheckpointError(f"{path}: unknown checkpoint format {found!r}, expected {FORMAT!r}")
             arrays = {name: archive[name] for name in archive.files if name != META_KEY}
-    except CheckpointError:
+        return _decode(meta["content"], arrays, path)
+    except (CheckpointError, FileNotFoundError):
         raise
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, UnicodeDecodeError) as error:
+    except Exception as error:  # whatever a damaged file makes zipfile, numpy, json or _decode raise
         raise CheckpointError(f"{path}: not a readable tinyattn checkpoint ({type(error).__name__}: {error})") from None
-    return _decode(meta["content"], arrays, path)
 
 
 def _encode(obj, arrays, where):
