@@ -5,8 +5,8 @@
 
 The task (tinyattn/data/toy_translation.py): "big red cat sees small dog" -> "chat rouge grand
 voit chien petit": word for word, but adjectives move behind their noun in mirror order. Two
-GRU encoder-decoders learn it: one attends over the encoder states at every step (seed 001's
-design), one has only the encoder's final state. We print their accuracy by sentence length,
+GRU encoder-decoders learn it: one attends over the encoder states at every step (Bahdanau et
+al. 2015, https://arxiv.org/abs/1409.0473), one has only the encoder's final state. We print their accuracy by sentence length,
 draw the attention weights of one sentence, and plot accuracy against length.
 Checkpoints are written as training goes, so --resume continues an interrupted run exactly.
 """
@@ -17,39 +17,20 @@ import os
 import tinyattn as ta
 from tinyattn.data import EOS, TOKEN_IDS, ToyTranslation, translate_words
 from tinyattn.models import Seq2Seq
-from tinyattn.train import Progress
 
 
 def train(name, model, data, steps, batch, out_dir, resume=False, lr=3e-3, checkpoint_every=100):
+    """Teacher-forced training with ta.train.fit: progress line, checkpoints, exact --resume."""
     opt = ta.optim.Adam(model.parameters(), lr=lr)
-    path = os.path.join(out_dir, f"{name}.ckpt.npz")
-    start = 0
-    if resume and os.path.exists(path):
-        state = ta.load(path)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        ta.set_rng_state(state["rng"])
-        data.rng.bit_generator.state = state["data_rng"]
-        start = int(state["step"])
-        print(f"{name}: resumed from {path} at step {start}")
-    progress = Progress(steps, label=f"{name:>14s}", start=start)
-    saved = start
-    try:
-        for step in range(start + 1, steps + 1):
-            source, lengths, target = data.batch(batch)
-            loss = model.loss(source, lengths, target)
-            opt.zero_grad()
-            loss.backward()
-            ta.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            progress.update(step, loss=loss.item())
-            if step % checkpoint_every == 0 or step == steps:
-                ta.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "rng": ta.get_rng_state(),
-                         "data_rng": data.rng.bit_generator.state, "step": step}, path)
-                saved = step
-    except KeyboardInterrupt:
-        where = f"the checkpoint of step {saved} is in {out_dir}/" if saved else "no checkpoint was written yet"
-        raise SystemExit(f"\n{name}: interrupted; {where}. Run again with --resume to continue from it.") from None
+
+    def loss_fn(step):
+        return model.loss(*data.batch(batch))
+
+    history = ta.train.fit(model, opt, loss_fn, steps, checkpoint=os.path.join(out_dir, f"{name}.ckpt.npz"),
+                           checkpoint_every=checkpoint_every, resume=resume, clip_grad_norm=1.0,
+                           rngs={"data": data.rng}, label=f"{name:>14s}")
+    if history.stopped:
+        raise SystemExit(f"{name}: {history.stopped}")
     return model
 
 
@@ -147,4 +128,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # fit has named the checkpoint to resume from
+        raise SystemExit(1) from None

@@ -1,3 +1,4 @@
-"""Training helpers: checkpoints (ta.save / ta.load) and a progress line."""
+"""Training: the loop (fit), checkpoints (ta.save / ta.load) and a progress line."""
 from .checkpoint import CheckpointError, load, save
+from .loop import History, fit
 from .progress import Progress

@@ -1,0 +1,134 @@
+"""ta.train.fit: exact resume, the NaN stop, evaluation, Ctrl-C, on a small model with dropout."""
+import io
+import re
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+import tinyattn.nn as nn
+
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Dropout(0.2), nn.Linear(16, 1))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+def make_run(seed=0, lr=0.05):
+    """A model, an optimiser with a schedule, a data generator and a loss drawing batches from it."""
+    ta.manual_seed(seed)
+    model = Regressor()
+    opt = ta.optim.Adam(model.parameters(), lr=lr)
+    schedule = ta.optim.StepLR(opt, step_size=5, gamma=0.5)
+    data = np.random.default_rng(seed)
+
+    def loss_fn(step):
+        x = data.standard_normal((8, 4)).astype(np.float32)
+        y = x.sum(1, keepdims=True)
+        return ((model(ta.tensor(x)) - ta.tensor(y)) ** 2).mean()
+
+    return model, opt, schedule, data, loss_fn
+
+
+def run(path, steps, resume=False, seed=0, **options):
+    model, opt, schedule, data, loss_fn = make_run(seed)
+    history = ta.train.fit(model, opt, loss_fn, steps, checkpoint=path, checkpoint_every=4, resume=resume,
+                           scheduler=schedule, rngs={"data": data}, stream=io.StringIO(), **options)
+    return model, opt, history
+
+
+def test_resume_continues_bit_for_bit(tmp_path):
+    straight, straight_opt, straight_history = run(tmp_path / "straight.npz", 12)
+    run(tmp_path / "resumed.npz", 8)                        # "crashes" after step 8 (checkpoint at 8)
+    resumed, resumed_opt, history = run(tmp_path / "resumed.npz", 12, resume=True, seed=99)  # another process
+    assert history.resumed_from == 8 and history.steps_done == 12
+    assert history.losses == straight_history.losses        # the same batches and dropout masks
+    for key, value in resumed.state_dict().items():
+        np.testing.assert_array_equal(value, straight.state_dict()[key], err_msg=key)
+    assert resumed_opt.lr == straight_opt.lr == 0.05 * 0.5 ** 2
+
+
+def test_a_nan_loss_stops_cleanly_and_keeps_the_last_good_checkpoint(tmp_path):
+    model, opt, _, _, loss_fn = make_run()
+    path = tmp_path / "run.npz"
+
+    def poisoned(step):
+        loss = loss_fn(step)
+        return loss * float("nan") if step == 7 else loss
+
+    out = io.StringIO()
+    history = ta.train.fit(model, opt, poisoned, 20, checkpoint=path, checkpoint_every=4, stream=out)
+    assert history.steps_done == 6 and "stopped at step 7: the loss is nan" in history.stopped
+    assert f"the last good checkpoint (step 4) is {path}" in history.stopped
+    assert ta.load(path)["step"] == 4
+    assert all(np.isfinite(p.data).all() for p in model.parameters())  # no update from the NaN
+    assert "stopped at step 7" in out.getvalue()
+
+
+class InfiniteGradient(ta.autograd.Function):
+    """The identity whose backward hands on inf: a finite loss with an exploding gradient."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return (np.full_like(g, np.inf),)
+
+
+def test_an_infinite_gradient_stops_before_the_update():
+    model, opt, _, _, loss_fn = make_run()
+
+    def exploding(step):
+        loss = loss_fn(step)
+        return InfiniteGradient.apply(loss) if step == 3 else loss
+
+    with np.errstate(all="ignore"):  # inf meeting the weights' zeros in the backward makes NaN too
+        history = ta.train.fit(model, opt, exploding, 5, clip_grad_norm=1.0, stream=io.StringIO())
+    assert history.steps_done == 2 and re.match(r"stopped at step 3: the gradient norm is (inf|nan)", history.stopped)
+    assert all(np.isfinite(p.data).all() for p in model.parameters())
+
+
+def test_evaluation_runs_every_n_steps_and_at_the_end_in_eval_mode():
+    model, opt, _, _, loss_fn = make_run()
+    seen = []
+
+    def evaluate(step):
+        seen.append((step, model.training))
+        model.eval()
+        return {"acc": step / 10}
+
+    out = io.StringIO()
+    history = ta.train.fit(model, opt, loss_fn, 10, evaluate=evaluate, evaluate_every=4, stream=out)
+    assert [s for s, _ in seen] == [4, 8, 10] and all(training for _, training in seen)
+    assert history.evaluations == {"acc": [(4, 0.4), (8, 0.8), (10, 1.0)]}
+    assert model.training and "acc 1" in out.getvalue()
+
+
+def test_ctrl_c_names_the_checkpoint_and_stops(tmp_path):
+    model, opt, _, _, loss_fn = make_run()
+
+    def interrupted(step):
+        if step == 7:
+            raise KeyboardInterrupt
+        return loss_fn(step)
+
+    out = io.StringIO()
+    with pytest.raises(KeyboardInterrupt):
+        ta.train.fit(model, opt, interrupted, 20, checkpoint=tmp_path / "run.npz", checkpoint_every=4, stream=out)
+    assert f"interrupted at step 7; the checkpoint of step 4 is {tmp_path / 'run.npz'}" in out.getvalue()
+    assert "resume=True" in out.getvalue() and ta.load(tmp_path / "run.npz")["step"] == 4
+
+
+def test_resume_without_a_checkpoint_starts_fresh_and_missing_generators_are_named(tmp_path):
+    _, _, history = run(tmp_path / "none.npz", 3, resume=True)
+    assert history.resumed_from == 0 and history.steps_done == 3
+    model, opt, _, _, loss_fn = make_run()
+    with pytest.raises(ValueError, match=r"no state for the generators \['other'\]"):
+        ta.train.fit(model, opt, loss_fn, 5, checkpoint=tmp_path / "none.npz", resume=True,
+                     rngs={"other": np.random.default_rng()}, stream=io.StringIO())

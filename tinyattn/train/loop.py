@@ -1,0 +1,134 @@
+"""`fit`: the training loop every demo and test uses.
+
+    history = ta.train.fit(model, optimizer, loss_fn, steps=400,
+                           checkpoint="out/model.ckpt.npz", resume=True, rngs={"data": data.rng})
+
+Each step: loss = loss_fn(step); zero the gradients; backward; clip (optional); optimizer.step().
+Around that sit the things a run needs to be trusted with an afternoon of work:
+
+  * a progress line (ta.train.Progress) with the loss and any evaluation figures;
+  * a checkpoint every `checkpoint_every` steps and at the end, written atomically (ta.save):
+    model, optimizer, schedule, tinyattn's random state, the state of every generator in
+    `rngs` (where the data stream is), the step and the loss history;
+  * `resume=True` continues from that checkpoint exactly: the same batches, the same dropout
+    masks, bit-identical parameters, as if the run had never stopped;
+  * a clean stop when the loss or the gradient norm turns NaN or inf: no update is made from
+    it, nothing is written over the last good checkpoint, and the history says why;
+  * Ctrl-C names the checkpoint to resume from, then stops as Python does (KeyboardInterrupt).
+"""
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+
+from ..autograd.creation import get_rng_state, set_rng_state
+from ..nn.utils import clip_grad_norm_
+from .checkpoint import load, save
+from .progress import Progress
+
+
+@dataclass
+class History:
+    """What a run did: the loss of every step so far (a resumed run's earlier ones included),
+    evaluation figures by name, and why it stopped early."""
+
+    losses: list = field(default_factory=list)
+    evaluations: dict = field(default_factory=dict)  # name -> [(step, value), ...]
+    stopped: str = None                              # None when every step ran
+    resumed_from: int = 0                            # the step a resumed run started after
+
+    @property
+    def steps_done(self):
+        return len(self.losses)
+
+
+def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=100, resume=False,
+        clip_grad_norm=None, scheduler=None, rngs=None, evaluate=None, evaluate_every=None,
+        label="", stream=None):
+    """Train for `steps` steps; returns a History. See the module docstring for the guarantees.
+
+    loss_fn(step) -> scalar loss Tensor: draws its own batch (step counts from 1).
+    checkpoint: path of the checkpoint file (its folder must exist), or None for no checkpoints.
+    rngs: {name: numpy Generator} whose states belong in the checkpoint (the data's generator).
+    evaluate(step) -> {name: number}: called every `evaluate_every` steps and at the last step
+      (under no_grad if it wishes); its figures go to the progress line and to the History.
+    scheduler: a schedule from ta.optim, stepped once per step and saved with the checkpoint.
+    """
+    rngs = dict(rngs or {})
+    history = History()
+    start = 0
+    if resume and checkpoint and os.path.exists(checkpoint):
+        start = _restore(load(checkpoint), model, optimizer, scheduler, rngs, history)
+        print(f"{label or 'fit'}: resumed from {checkpoint} at step {start}", file=stream or sys.stdout)
+    progress = Progress(steps, label=label, stream=stream, start=start)
+    saved = start if start else None
+    figures = {}
+    step = start
+    model.train()
+    try:
+        for step in range(start + 1, steps + 1):
+            loss = loss_fn(step)
+            value = loss.item()
+            if not math.isfinite(value):
+                history.stopped = _stop_note("the loss", value, step, checkpoint, saved)
+                break
+            optimizer.zero_grad()
+            loss.backward()
+            norm = clip_grad_norm_(optimizer.params, clip_grad_norm if clip_grad_norm else math.inf)
+            if not math.isfinite(norm):
+                history.stopped = _stop_note("the gradient norm", norm, step, checkpoint, saved)
+                break
+            optimizer.step()
+            if scheduler is not None:
+                scheduler.step()
+            history.losses.append(value)
+            if evaluate is not None and (step == steps or (evaluate_every and step % evaluate_every == 0)):
+                figures = evaluate(step)
+                model.train()  # evaluate may have switched to eval mode
+                for name, figure in figures.items():
+                    history.evaluations.setdefault(name, []).append((step, figure))
+            progress.update(step, loss=value, **figures)
+            if checkpoint and (step % checkpoint_every == 0 or step == steps):
+                save(_state(model, optimizer, scheduler, rngs, step, history), checkpoint)
+                saved = step
+    except KeyboardInterrupt:
+        where = (f"the checkpoint of step {saved} is {checkpoint}; fit(..., resume=True) continues from it"
+                 if saved else "no checkpoint was written yet")
+        print(f"\n{label or 'fit'}: interrupted at step {step}; {where}", file=stream or sys.stdout)
+        raise
+    if history.stopped:
+        print(f"\n{label or 'fit'}: {history.stopped}", file=stream or sys.stdout)
+    return history
+
+
+def _stop_note(what, value, step, checkpoint, saved):
+    kept = (f"the last good checkpoint (step {saved}) is {checkpoint}" if checkpoint and saved
+            else "no checkpoint was written")
+    return (f"stopped at step {step}: {what} is {value}; no update was made from it and {kept}. "
+            "Try a smaller learning rate or gradient clipping (clip_grad_norm=1.0).")
+
+
+def _state(model, optimizer, scheduler, rngs, step, history):
+    return {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict() if scheduler is not None else None,
+            "rng": get_rng_state(), "rngs": {name: rng.bit_generator.state for name, rng in rngs.items()},
+            "step": step, "losses": list(history.losses),
+            "evaluations": {name: [list(pair) for pair in pairs] for name, pairs in history.evaluations.items()}}
+
+
+def _restore(state, model, optimizer, scheduler, rngs, history):
+    missing = sorted(set(rngs) - set(state["rngs"]))
+    if missing:
+        raise ValueError(f"fit: the checkpoint has no state for the generators {missing}; "
+                         "resume with the same rngs= names the run was started with")
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    if scheduler is not None and state["scheduler"] is not None:
+        scheduler.load_state_dict(state["scheduler"])
+    set_rng_state(state["rng"])
+    for name, rng in rngs.items():
+        rng.bit_generator.state = state["rngs"][name]
+    history.losses = list(state["losses"])
+    history.evaluations = {name: [tuple(pair) for pair in pairs] for name, pairs in state["evaluations"].items()}
+    history.resumed_from = int(state["step"])
+    return int(state["step"])
