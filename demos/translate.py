@@ -94,7 +94,6 @@ def main(argv=None):
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
     args = parser.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
-    print("(on a machine's first run, the first steps are slow while Numba compiles its kernels)")
 
     test_data = ToyTranslation(max_phrases=4, seed=12345)
     test_pairs = [test_data.sentence() for _ in range(args.test_sentences)]

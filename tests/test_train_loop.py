@@ -132,3 +132,24 @@ def test_resume_without_a_checkpoint_starts_fresh_and_missing_generators_are_nam
     with pytest.raises(ValueError, match=r"no state for the generators \['other'\]"):
         ta.train.fit(model, opt, loss_fn, 5, checkpoint=tmp_path / "none.npz", resume=True,
                      rngs={"other": np.random.default_rng()}, stream=io.StringIO())
+
+
+def test_the_compile_notice_shows_only_when_a_tinyattn_kernel_compiles():
+    import numba
+
+    def kernel(x):
+        return x * 2.0
+
+    kernel.__module__ = "tinyattn.example"  # as if it were one of tinyattn's kernels
+    compiled = numba.njit(kernel)
+    other = numba.njit(lambda x: x + 1.0)   # someone else's kernel: no notice
+    out = io.StringIO()
+    with ta.train.compile_notice(out):
+        other(1.0)
+        assert out.getvalue() == ""
+        compiled(1.0)   # compiles: one notice
+        compiled(2.0)   # already compiled: nothing more
+        compiled(3)     # a new signature compiles again, but the notice is shown once
+    assert out.getvalue().count("Numba is compiling tinyattn's kernels") == 1
+    compiled(4.5)
+    assert out.getvalue().count("Numba") == 1  # outside the block: silent

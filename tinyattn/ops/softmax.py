@@ -296,32 +296,32 @@ def log_softmax_backward_numba(log_y, grad):
 
 
 # ----------------------------------------------------------------------------- dispatch
-def _use_numba(shape):
+def _use_numba():
     """True: run the Numba kernel; False: the numpy reference.
 
-    By shape, Numba won every case measured (benchmarks/bench_softmax.py, 2 cores): from
-    (3, 5), where the reference pays ~15 us for its five numpy calls and Numba ~5 us, to
-    (4096, 512), where both are bound by exp and Numba saves the reference's extra passes.
-    So the shape does not matter (yet) and only the backend switch decides.
+    Only the backend switch decides, not the shape: Numba won every case measured
+    (benchmarks/bench_softmax.py, 2 cores), from (3, 5), where the reference pays ~15 us for
+    its five numpy calls and Numba ~5 us, to (4096, 512), where both are bound by exp and
+    Numba saves the reference's extra passes.
     """
     return get_backend() != "numpy"
 
 
 def softmax(x, mask=None):
     x = np.asarray(x)
-    return softmax_numba(x, mask) if _use_numba(x.shape) else softmax_reference(x, mask)
+    return softmax_numba(x, mask) if _use_numba() else softmax_reference(x, mask)
 
 
 def softmax_backward(y, grad):
     y = np.asarray(y)
-    return (softmax_backward_numba if _use_numba(y.shape) else softmax_backward_reference)(y, grad)
+    return (softmax_backward_numba if _use_numba() else softmax_backward_reference)(y, grad)
 
 
 def log_softmax(x):
     x = np.asarray(x)
-    return log_softmax_numba(x) if _use_numba(x.shape) else log_softmax_reference(x)
+    return log_softmax_numba(x) if _use_numba() else log_softmax_reference(x)
 
 
 def log_softmax_backward(log_y, grad):
-    f = log_softmax_backward_numba if _use_numba(np.shape(log_y)) else log_softmax_backward_reference
+    f = log_softmax_backward_numba if _use_numba() else log_softmax_backward_reference
     return f(log_y, grad)

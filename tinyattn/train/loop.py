@@ -14,7 +14,8 @@ Around that sit the things a run needs to be trusted with an afternoon of work:
     masks, bit-identical parameters, as if the run had never stopped;
   * a clean stop when the loss or the gradient norm turns NaN or inf: no update is made from
     it, nothing is written over the last good checkpoint, and the history says why;
-  * Ctrl-C names the checkpoint to resume from, then stops as Python does (KeyboardInterrupt).
+  * Ctrl-C names the checkpoint to resume from, then stops as Python does (KeyboardInterrupt);
+  * a one-line notice when Numba compiles tinyattn's kernels (a machine's first run only).
 """
 import math
 import os
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from ..autograd.creation import get_rng_state, set_rng_state
 from ..nn.utils import clip_grad_norm_
 from .checkpoint import load, save
+from .compile_notice import compile_notice
 from .progress import Progress
 
 
@@ -65,37 +67,38 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     figures = {}
     step = start
     model.train()
-    try:
-        for step in range(start + 1, steps + 1):
-            loss = loss_fn(step)
-            value = loss.item()
-            if not math.isfinite(value):
-                history.stopped = _stop_note("the loss", value, step, checkpoint, saved)
-                break
-            optimizer.zero_grad()
-            loss.backward()
-            norm = clip_grad_norm_(optimizer.params, clip_grad_norm if clip_grad_norm else math.inf)
-            if not math.isfinite(norm):
-                history.stopped = _stop_note("the gradient norm", norm, step, checkpoint, saved)
-                break
-            optimizer.step()
-            if scheduler is not None:
-                scheduler.step()
-            history.losses.append(value)
-            if evaluate is not None and (step == steps or (evaluate_every and step % evaluate_every == 0)):
-                figures = evaluate(step)
-                model.train()  # evaluate may have switched to eval mode
-                for name, figure in figures.items():
-                    history.evaluations.setdefault(name, []).append((step, figure))
-            progress.update(step, loss=value, **figures)
-            if checkpoint and (step % checkpoint_every == 0 or step == steps):
-                save(_state(model, optimizer, scheduler, rngs, step, history), checkpoint)
-                saved = step
-    except KeyboardInterrupt:
-        where = (f"the checkpoint of step {saved} is {checkpoint}; fit(..., resume=True) continues from it"
-                 if saved else "no checkpoint was written yet")
-        print(f"\n{label or 'fit'}: interrupted at step {step}; {where}", file=stream or sys.stdout)
-        raise
+    with compile_notice(stream):  # explains a slow first step, on a machine's first run only
+        try:
+            for step in range(start + 1, steps + 1):
+                loss = loss_fn(step)
+                value = loss.item()
+                if not math.isfinite(value):
+                    history.stopped = _stop_note("the loss", value, step, checkpoint, saved)
+                    break
+                optimizer.zero_grad()
+                loss.backward()
+                norm = clip_grad_norm_(optimizer.params, clip_grad_norm if clip_grad_norm else math.inf)
+                if not math.isfinite(norm):
+                    history.stopped = _stop_note("the gradient norm", norm, step, checkpoint, saved)
+                    break
+                optimizer.step()
+                if scheduler is not None:
+                    scheduler.step()
+                history.losses.append(value)
+                if evaluate is not None and (step == steps or (evaluate_every and step % evaluate_every == 0)):
+                    figures = evaluate(step)
+                    model.train()  # evaluate may have switched to eval mode
+                    for name, figure in figures.items():
+                        history.evaluations.setdefault(name, []).append((step, figure))
+                progress.update(step, loss=value, **figures)
+                if checkpoint and (step % checkpoint_every == 0 or step == steps):
+                    save(_state(model, optimizer, scheduler, rngs, step, history), checkpoint)
+                    saved = step
+        except KeyboardInterrupt:
+            where = (f"the checkpoint of step {saved} is {checkpoint}; fit(..., resume=True) continues from it"
+                     if saved else "no checkpoint was written yet")
+            print(f"\n{label or 'fit'}: interrupted at step {step}; {where}", file=stream or sys.stdout)
+            raise
     if history.stopped:
         print(f"\n{label or 'fit'}: {history.stopped}", file=stream or sys.stdout)
     return history

@@ -1,0 +1,32 @@
+"""A one-line notice when Numba compiles tinyattn's kernels, so a slow first step is explained.
+
+Compiled kernels are cached on disk (`cache=True`), so this shows on a machine's first run only:
+Numba fires its "numba:compile" event when it compiles, never when it loads from the cache.
+"""
+import contextlib
+import sys
+
+from numba.core import event
+
+
+class _Notice(event.Listener):
+    def __init__(self, stream):
+        self.stream, self.shown = stream, False
+
+    def on_start(self, ev):
+        dispatcher = (ev.data or {}).get("dispatcher")
+        module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+        if not self.shown and module.startswith("tinyattn"):
+            self.shown = True
+            print("\n(Numba is compiling tinyattn's kernels for this machine: the first steps are slow, "
+                  "once; later runs load them from its cache)", file=self.stream, flush=True)
+
+    def on_end(self, ev):
+        pass
+
+
+@contextlib.contextmanager
+def compile_notice(stream=None):
+    """Inside this block, the first compile of a tinyattn kernel prints one line to `stream`."""
+    with event.install_listener("numba:compile", _Notice(stream or sys.stdout)):
+        yield
