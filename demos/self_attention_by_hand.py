@@ -1,8 +1,10 @@
 """Self-attention step by step, with the numbers of a well-known worked example (runs in seconds).
 
-The example is the one in "Illustrated: Self-Attention": three inputs of size 4, and weight
-matrices that turn each into a key, a query and a value of size 3. We print every stage,
-then backpropagate a simple loss and check each weight gradient against finite differences.
+The example is the one in Raimi Karim's article "Illustrated: Self-Attention" (2019,
+https://towardsdatascience.com/illustrated-self-attention-2d627e33b20a): three inputs of size 4, and weight matrices
+that turn each into a key, a query and a value of size 3. We print every stage, then
+backpropagate a simple loss and check each weight gradient against finite differences.
+The article rounds its results: its first output [2.0, 7.0, 1.5] is exactly [1.937, 6.683, 1.595].
 
     python demos/self_attention_by_hand.py [--out demo_out/self_attention_weights.png]
 """
@@ -51,6 +53,8 @@ def walk_through(scale):
     show("input 1: each value times its weight (rows add up to output 1)", weights.data[0][:, None] * V.data)
     outputs, _ = attn(x[None])
     show("outputs = weights @ V (one row per input)", outputs[0])
+    if not scale:
+        print("   (the article shows output 1 rounded: [2.0, 7.0, 1.5])")
     return outputs.data[0]
 
 

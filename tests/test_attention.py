@@ -1,4 +1,4 @@
-"""Attention layers: every score gradchecked with masks, fused == reference, masks, PE, the seed's numbers."""
+"""Attention layers: every score gradchecked with masks, fused == reference, masks, PE, the worked example's numbers."""
 import numpy as np
 import pytest
 
@@ -113,8 +113,8 @@ def test_attention_errors_are_clear():
         F.scaled_dot_product_attention(ta.ones(2, 3, 5), ta.ones(2, 4, 4), ta.ones(2, 4, 5))
 
 
-def test_the_seed_articles_worked_example():
-    """Seed 000's example, with the weights of "Illustrated: Self-Attention" (as Linear: weight = W^T)."""
+def test_the_illustrated_self_attention_worked_example():
+    """The worked example of "Illustrated: Self-Attention" (as Linear: weight = W^T)."""
     X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], np.float64)
     W_k = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], np.float64)
     W_q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], np.float64)

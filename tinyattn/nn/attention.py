@@ -1,4 +1,4 @@
-"""Attention layers of the seed articles: score, normalise, take the weighted sum of the values.
+"""Attention layers: score, normalise, take the weighted sum of the values.
 
     weights = softmax(score(query, keys))      context = weights @ values
 

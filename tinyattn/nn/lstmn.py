@@ -1,5 +1,5 @@
 """LSTMN: an LSTM that attends over its own past (Cheng, Dong and Lapata 2016, "Long Short-Term
-Memory-Networks for Machine Reading"), as seed 004 describes.
+Memory-Networks for Machine Reading", https://arxiv.org/abs/1601.06733).
 
 Instead of one memory cell carried from step to step, the LSTMN keeps a tape of every earlier
 hidden state h_i and cell c_i, and at each step reads an attention-weighted summary of it:

@@ -1,4 +1,5 @@
-"""Scaled dot-product attention: the three stages of the seed articles, fused into one graph node.
+"""Scaled dot-product attention (Vaswani et al. 2017, https://arxiv.org/abs/1706.03762): its
+three stages fused into one graph node.
 
     scores  S = Q K^T * scale             (how well each query matches each key)
     weights W = softmax(S) over the keys   (masked places get exactly 0)
