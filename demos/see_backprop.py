@@ -72,12 +72,13 @@ def one_step(out_dir):
 
 # --- 2. why sqrt(d_k) ----------------------------------------------------------------------------
 def gradient_size(q, k, v, scale, upstream):
-    """RMS of dL/dQ and dL/dK for L = <upstream, attention(q, k, v)>, and how peaked the weights are."""
+    """For L = <upstream, attention(q, k, v)>: the median over queries of |dL/dq_i|, and the share
+    of queries whose softmax is saturated (largest weight > 0.99)."""
     q, k = ta.tensor(q, requires_grad=True), ta.tensor(k, requires_grad=True)
     out, weights = F.scaled_dot_product_attention(q, k, ta.tensor(v), scale=scale)
     out.backward(upstream)
-    rms = np.sqrt(0.5 * (np.mean(q.grad ** 2) + np.mean(k.grad ** 2)))
-    return rms, float(np.mean(weights.data.max(-1)))
+    per_query = np.linalg.norm(q.grad, axis=-1)
+    return float(np.median(per_query)), float(np.mean(weights.data.max(-1) > 0.99))
 
 
 def random_inputs(dims, rng, tokens=16, trials=8):
@@ -85,23 +86,22 @@ def random_inputs(dims, rng, tokens=16, trials=8):
     for d in dims:
         scaled, unscaled = [], []
         for _ in range(trials):
-            q, k, v = (rng.standard_normal((1, tokens, d)) for _ in range(3))
-            upstream = rng.standard_normal((1, tokens, d))
+            q, k = rng.standard_normal((2, 1, tokens, d))
+            v, upstream = rng.standard_normal((2, 1, tokens, 16))  # values of one size: only d_k varies
             scaled.append(gradient_size(q, k, v, 1 / np.sqrt(d), upstream))
             unscaled.append(gradient_size(q, k, v, 1.0, upstream))
-        rows.append((d, *np.median(scaled, 0), *np.median(unscaled, 0)))
+        rows.append((d, *np.mean(scaled, 0), *np.mean(unscaled, 0)))
     return rows
 
 
 class Lookup(nn.Module):
-    """Attend from a query symbol to the matching one among `tokens` symbols and read its value."""
+    """Attend from a query symbol to the matching one among the key symbols and read its value."""
 
     def __init__(self, symbols, embed, d_k):
         super().__init__()
         self.embed = nn.Embedding(symbols, embed)
         self.W_q, self.W_k = nn.Linear(embed, d_k), nn.Linear(embed, d_k)
         self.out = nn.Linear(embed, symbols)
-        self.d_k = d_k
 
     def forward(self, query, keys, scale):
         e_q, e_k = self.embed(query[:, None]), self.embed(keys)
@@ -109,8 +109,9 @@ class Lookup(nn.Module):
         return self.out(context[:, 0])
 
 
-def trained_models(dims, steps, rng, symbols=24, tokens=12):
-    """Train a lookup model per d_k with the scale, then measure its gradients with and without."""
+def trained_models(dims, steps, symbols=24, tokens=12):
+    """Train a lookup model per d_k with the scale; then, at the trained weights, the same
+    measures as for random inputs, with the scale and with it removed."""
     rows = []
     for d in dims:
         ta.manual_seed(d)
@@ -118,53 +119,46 @@ def trained_models(dims, steps, rng, symbols=24, tokens=12):
         data = np.random.default_rng(d)
 
         def batch():
-            keys = np.stack([data.permutation(symbols)[:tokens] for _ in range(32)])
-            return keys[np.arange(32), data.integers(0, tokens, 32)], keys
+            keys = np.stack([data.permutation(symbols)[:tokens] for _ in range(64)])
+            return keys[np.arange(64), data.integers(0, tokens, 64)], keys
 
         def loss_fn(step):
             query, keys = batch()
             return F.cross_entropy(model(query, keys, 1 / np.sqrt(d)), query)
 
-        ta.train.fit(model, ta.optim.Adam(model.parameters(), lr=1e-2), loss_fn, steps, label=f"d_k={d:>3d}")
-        query, keys = batch()
-        sizes = []
-        for scale in (1 / np.sqrt(d), 1.0):
-            model.zero_grad()
-            F.cross_entropy(model(query, keys, scale), query).backward()
-            sizes.append(np.sqrt(0.5 * (np.mean(model.W_q.weight.grad ** 2) + np.mean(model.W_k.weight.grad ** 2))))
-        rows.append((d, *sizes))
+        ta.train.fit(model, ta.optim.Adam(model.parameters(), lr=1e-2), loss_fn, steps, label=f"   d_k={d:>3d}")
+        with ta.no_grad():
+            query, keys = batch()
+            q, k, v = model.W_q(model.embed(query[:, None])).data, model.W_k(model.embed(keys)).data, model.embed(keys).data
+        upstream = np.random.default_rng(0).standard_normal(q.shape[:-1] + (v.shape[-1],))
+        rows.append((d, *gradient_size(q, k, v, 1 / np.sqrt(d), upstream), *gradient_size(q, k, v, 1.0, upstream)))
     return rows
 
 
 def why_scale(out_dir, quick):
     dims = [4, 16, 64, 256] if quick else [4, 8, 16, 32, 64, 128, 256, 512]
-    rng = np.random.default_rng(0)
-    print("\n2. Why divide by sqrt(d_k): the gradient that reaches Q and K through the softmax")
-    random_rows = random_inputs(dims, rng)
-    print("   random inputs (16 tokens, entries N(0, 1)), RMS of dL/dQ and dL/dK, and the mean largest weight:")
-    print("     d_k   scaled: |grad|  max weight   unscaled: |grad|  max weight")
-    for d, g_s, w_s, g_u, w_u in random_rows:
-        print(f"   {d:5d}   {g_s:14.3g}  {w_s:10.2f}   {g_u:16.3g}  {w_u:10.2f}")
-    print("   trained lookup models (trained with the scale; then measured at the same weights without it):")
-    trained_rows = trained_models(dims[::2] if not quick else dims[:2], 60 if quick else 150, rng)
-    print("     d_k   |grad W_q, W_k| scaled   unscaled")
-    for d, g_s, g_u in trained_rows:
-        print(f"   {d:5d}   {g_s:22.3g}   {g_u:8.3g}")
+    print("\n2. Why divide by sqrt(d_k): the gradient that reaches the queries through the softmax")
+    random_rows = random_inputs(dims, np.random.default_rng(0))
+    trained_rows = trained_models(dims[:2] if quick else dims[::2], 40 if quick else 150)
+    for name, rows in (("random inputs (16 keys, entries N(0, 1), values of size 16)", random_rows),
+                       ("trained lookup models (trained with the scale, measured with and without)", trained_rows)):
+        print(f"   {name}: median |dL/dq| per query, share of saturated softmax rows")
+        print("     d_k   scaled: |dL/dq|  saturated   unscaled: |dL/dq|  saturated")
+        for d, g_s, sat_s, g_u, sat_u in rows:
+            print(f"   {d:5d}   {g_s:15.3g}  {sat_s:9.0%}   {g_u:17.3g}  {sat_u:9.0%}")
 
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4))
-    d = [r[0] for r in random_rows]
-    ax.plot(d, [r[1] for r in random_rows], "o-", label="random inputs, scaled by 1/sqrt(d_k)")
-    ax.plot(d, [r[3] for r in random_rows], "o--", label="random inputs, unscaled")
-    d = [r[0] for r in trained_rows]
-    ax.plot(d, [r[1] for r in trained_rows], "s-", label="trained model, scaled")
-    ax.plot(d, [r[2] for r in trained_rows], "s--", label="trained model, scale removed")
+    for rows, marker, name in ((random_rows, "o", "random inputs"), (trained_rows, "s", "trained model")):
+        d = [r[0] for r in rows]
+        ax.plot(d, [r[1] for r in rows], marker + "-", label=f"{name}, scaled by 1/sqrt(d_k)")
+        ax.plot(d, [max(r[3], 1e-12) for r in rows], marker + "--", label=f"{name}, unscaled")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("d_k (size of queries and keys)")
-    ax.set_ylabel("RMS gradient reaching Q, K (or W_q, W_k)")
-    ax.set_title("without the scale the softmax saturates and its gradient vanishes", fontsize=10)
+    ax.set_ylabel("median |dL/dq| over queries")
+    ax.set_title("unscaled, the softmax saturates: most queries get almost no gradient", fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()
