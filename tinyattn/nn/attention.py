@@ -12,7 +12,7 @@ The five scores (API.md), for a query q and a key k:
 import numpy as np
 
 from ..autograd.errors import ShapeError
-from ..autograd.tensor import Tensor, wrap
+from ..autograd.tensor import wrap
 from .linear import Embedding, Linear
 from .module import Module, Parameter
 from .masks import attention_mask
