@@ -10,8 +10,8 @@ Backward, with G_O = dL/dO and G_W = dL/dW (the weights are an output too):
 
 Two optional extras, both as in PyTorch's F.scaled_dot_product_attention:
   * `bias`: a float array (or Tensor) added to the scores, PyTorch's float attn_mask (-inf hides
-    a place like a False in the bool mask; a learned bias, e.g. a relative position, trains);
-    Kept inside the fused node rather than as a separate composed path: forward it is one
+    a place like a False in the bool mask; a learned bias, e.g. a relative position, trains),
+    kept inside the fused node rather than as a separate composed path: forward it is one
     addition, backward its gradient is dL/dS, which the node computes anyway;
   * `dropout_p`: dropout on the weights, W' = W * keep, keep = 0 or 1/(1-p). W' takes W's place
     in O = W' V and is the weights output; the chain rule through it is dL/dW = keep * dL/dW'.
