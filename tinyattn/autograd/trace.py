@@ -31,6 +31,7 @@ class NodeRecord:
     grad_output_norms: tuple  # |dL/d output| for each output: what the node received
     grad_input_norms: tuple   # |dL/d input| for each input that needs one: what it handed on
     seconds: float            # time spent in the Function's backward
+    node_id: int              # id() of the graph node: tells two calls of one Function apart
 
 
 def recording():
@@ -63,6 +64,7 @@ class trace:
             grad_output_norms=tuple(_norm(g) for g in out_grads) if out_grads else (None,) * len(node.output_meta),
             grad_input_norms=tuple(_norm(in_grads[position]) if in_grads else None for position, _ in node.inputs),
             seconds=seconds,
+            node_id=id(node),
         ))
 
     def __iter__(self):
