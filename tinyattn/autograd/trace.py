@@ -61,8 +61,8 @@ class trace:
         self.records.append(NodeRecord(
             name=node.fn.__name__,
             output_shapes=tuple(shape for shape, _ in node.output_meta),
-            grad_output_norms=tuple(_norm(g) for g in out_grads) if out_grads else (None,) * len(node.output_meta),
-            grad_input_norms=tuple(_norm(in_grads[position]) if in_grads else None for position, _ in node.inputs),
+            grad_output_norms=tuple(grad_norm(g) for g in out_grads) if out_grads else (None,) * len(node.output_meta),
+            grad_input_norms=tuple(grad_norm(in_grads[position]) if in_grads else None for position, _ in node.inputs),
             seconds=seconds,
             node_id=id(node),
         ))
@@ -96,7 +96,8 @@ class trace:
     __repr__ = __str__
 
 
-def _norm(grad):
+def grad_norm(grad):
+    """The 2-norm of a gradient array (None stays None), summed in float64."""
     return None if grad is None else float(np.sqrt(np.sum(np.square(grad, dtype=np.float64))))
 
 
