@@ -3,8 +3,10 @@
 Arrows go from inputs to outputs, so the picture reads top (parameters and inputs) to bottom
 (the tensor drawn). Each box sits on the layer of its longest path to that tensor, so every
 arrow points down. After `backward(retain_graph=True)` each box also shows the norm of its
-gradient: a Function's boxes read the gradients the walk kept on the graph (`ctx.last_grads`,
-what the last such backward handed that node), a leaf's box reads its `.grad`.
+gradient: a Function's box reads the gradients the walk kept on the graph (`ctx.last_grads`,
+what the last such backward handed that node), a leaf's box reads its `.grad`. Keeping them is
+a reference per node (no copy, no time on the walk) that goes with the graph when it is freed;
+getting them from a trace instead would need a second backward, which adds into every `.grad`.
 
 `graph_lists` builds the boxes and arrows as plain data (no matplotlib); `draw_graph` lays them
 out and draws them. matplotlib is imported only when a picture is drawn.
