@@ -53,7 +53,7 @@ def _check(name, path):
     names = list(arrays)
 
     inputs = [Tensor(a, requires_grad=True) for a in arrays.values()]
-    out = _run(lambda: function.apply(*inputs), "forward", path)
+    out = _run(lambda: function.apply(*inputs), "your forward", path)
     expected = exercise.reference(*[Tensor(a) for a in arrays.values()])
     if not isinstance(out, Tensor) or out.shape != expected.shape or not np.allclose(out.data, expected.data,
                                                                                      rtol=1e-7, atol=1e-9):
@@ -61,7 +61,7 @@ def _check(name, path):
                     f"restore forward from {exercise.path}")
 
     upstream = np.random.default_rng(7).standard_normal(out.shape)
-    yours = _run(lambda: function.backward(out._ctx, upstream.copy()), "backward", path)
+    yours = _run(lambda: function.backward(out._ctx, upstream.copy()), "your backward", path)
     yours = yours if isinstance(yours, (tuple, list)) else (yours,)
     if len(yours) != len(names):
         raise _Stop(f"{name}: backward returned {len(yours)} gradient(s); forward takes {len(names)} inputs "
@@ -101,7 +101,7 @@ def _load_function(path):
     module_name = "learner_" + os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
-    _run(lambda: spec.loader.exec_module(module), "loading the file", path)
+    _run(lambda: spec.loader.exec_module(module), f"loading {path}", path)
     found = [v for v in vars(module).values()
              if isinstance(v, type) and issubclass(v, Function) and v.__module__ == module_name]
     if len(found) != 1:
@@ -116,11 +116,11 @@ def _run(step, what, path):
     try:
         return step()
     except NotImplementedError:
-        raise _Stop(f"the {what} is not written yet: replace the `raise NotImplementedError` in {path} "
+        raise _Stop(f"{what} is not written yet: replace the `raise NotImplementedError` in {path} "
                     "with your code (the comments above it give the steps)") from None
     except Exception as error:  # the learner's bug: report it plainly, without a traceback
         where = _where(error, path)
-        raise _Stop(f"your {what} raised {type(error).__name__}: {error}{where}") from None
+        raise _Stop(f"{what} raised {type(error).__name__}: {error}{where}") from None
 
 
 def _where(error, path):
