@@ -29,28 +29,23 @@ class RemovableHandle:
         self._hooks.pop(self._key, None)
 
 
-def hooks_of(tensor, create=False):
-    """The {key: fn} dict of `tensor`'s hooks (None if it has none and create is False)."""
+def _hooks_dict(tensor):
+    """The {key: fn} dict of `tensor`'s hooks, made empty on first use."""
     ctx = tensor._ctx
     if ctx is None:
-        if tensor._hooks is None and create:
+        if tensor._hooks is None:
             tensor._hooks = {}
         return tensor._hooks
     if ctx.hooks is None:
-        if not create:
-            return None
         ctx.hooks = {}
-    by_output = ctx.hooks
-    if tensor._out_index not in by_output and create:
-        by_output[tensor._out_index] = {}
-    return by_output.get(tensor._out_index)
+    return ctx.hooks.setdefault(tensor._out_index, {})
 
 
 def register_hook(tensor, fn):
     if not callable(fn):
         raise TypeError(f"register_hook: expected a function of the gradient array, got {type(fn).__name__}")
     _check_requires_grad(tensor, "register_hook", "a hook")
-    hooks = hooks_of(tensor, create=True)
+    hooks = _hooks_dict(tensor)
     key = next(_next_key)
     hooks[key] = fn
     return RemovableHandle(hooks, key)
@@ -61,7 +56,7 @@ def retain_grad(tensor):
     if tensor._ctx is None:
         return  # a leaf keeps its gradient in .grad anyway
     # A weak reference: the graph node must not keep the tensor alive (nor make a cycle).
-    hooks_of(tensor, create=True)[_RETAIN] = _Retain(weakref.ref(tensor))
+    _hooks_dict(tensor)[_RETAIN] = _Retain(weakref.ref(tensor))
 
 
 class _Retain:
