@@ -171,3 +171,13 @@ case(sdpa.ScaledDotProductAttention, "3-D with padding mask and an empty row",
 case(sdpa.ScaledDotProductAttention, "4-D heads, causal, non-contiguous",
      lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=np.tril(np.ones((4, 4), bool)), scale=0.7),
      inputs(transposed(2, 3, 4, 5), normal(2, 3, 4, 5), strided(2, 3, 4, 2)))
+
+from tinyattn.nn import additive_attention as aa  # noqa: E402
+
+# (query, W, projected keys U k, v, values); the second batch entry attends to nothing
+case(aa.AdditiveAttention, "two queries, padding mask with an empty row",
+     lambda q, W, uk, v, values: aa.AdditiveAttention.apply(q, W, uk, v, values, _PAD[:, None]),
+     inputs(normal(2, 2, 3), normal(5, 3), normal(2, 4, 5), normal(1, 5), strided(2, 4, 3)))
+case(aa.AdditiveAttention, "causal (Tq, Tk) mask, non-contiguous query",
+     lambda q, W, uk, v, values: aa.AdditiveAttention.apply(q, W, uk, v, values, np.tril(np.ones((4, 4), bool))),
+     inputs(transposed(2, 4, 3), normal(5, 3), normal(2, 4, 5), normal(1, 5), normal(2, 4, 2)))
