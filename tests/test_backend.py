@@ -31,7 +31,7 @@ def test_numpy_backend_runs_no_numba_kernel(monkeypatch, rng):
         raise AssertionError("a Numba kernel ran under the numpy backend")
 
     for module, names in ((sm, ["softmax_numba", "softmax_backward_numba", "log_softmax_numba", "log_softmax_backward_numba"]),
-                          (aa, ["additive_attention_numba", "additive_attention_backward_numba"]),
+                          (aa, ["through_pair_tanh_numba"]),
                           (recurrent_gates, ["_gru_forward_kernel", "_gru_backward_kernel",
                                              "_lstm_forward_kernel", "_lstm_backward_kernel"]),
                           (adam, ["_adam_kernel"]), (scatter_rows, ["_scatter_kernel"]), (sigmoid, ["sigmoid_numba"])):

@@ -60,17 +60,13 @@ def _attention_arrays(rng, dtype, B=3, Tq=2, Tk=5, h=7, Dv=4):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_additive_attention_kernels_match_the_reference(dtype, rng):
     wq, uk, v, values, mask = _attention_arrays(rng, dtype)
-    fast = aa.additive_attention_numba(wq, uk, v, values, mask)
-    slow = aa.additive_attention_reference(wq, uk, v, values, mask)
-    for a, b in zip(fast, slow):
-        np.testing.assert_allclose(a, b, rtol=TOL[dtype], atol=TOL[dtype])
-    assert not fast[1][1, 0].any() and not fast[0][1, 0].any()  # empty row: zero weights, zero context
-    g_context, g_weights = rng.standard_normal(fast[0].shape).astype(dtype), rng.standard_normal(fast[1].shape).astype(dtype)
-    context, weights, hidden = slow
-    fast = aa.additive_attention_backward_numba(g_context, g_weights, weights, hidden, v, values)
-    slow = aa.additive_attention_backward_reference(g_context, g_weights, weights, hidden, v, values)
-    for a, b in zip(fast, slow):
+    hidden = aa.pair_tanh(wq, uk)
+    d_score = rng.standard_normal(hidden.shape[:3]).astype(dtype)
+    for a, b in zip(aa.through_pair_tanh_numba(d_score, v, hidden), aa.through_pair_tanh_reference(d_score, v, hidden)):
         np.testing.assert_allclose(a, b, rtol=10 * TOL[dtype], atol=10 * TOL[dtype])
+    with use_backend("numba"):
+        context, weights, _ = aa.additive_attention(wq, uk, v, values, mask)
+    assert not weights[1, 0].any() and not context[1, 0].any()  # empty row: zero weights, zero context
 
 
 @pytest.mark.parametrize("backend", ["numba", "numpy"])
