@@ -5,10 +5,10 @@
 The model of bench_seq2seq.py (tinyattn's Seq2Seq and its PyTorch twin, one thread each), on
 random sentences of one fixed length: the source has S words, the target S + 2 tokens. Two
 sweeps: batch B in (1, 4, 16, 64, 256) at S = 15, and S in (5, 15, 30, 60) at B = 64. Each
-point runs in a fresh process: the median time of a few steps (forward, backward, clip, Adam)
-after one warm-up step, and the peak memory of those steps, measured as the growth of the
-process's peak resident size (ru_maxrss) over its size before the first step, so that both
-engines are measured the same way. Prints a markdown table; writes benchmarks/scaling.png.
+point runs in a fresh process: a warm-up step on a tiny batch (Numba loads its kernels, PyTorch
+its allocator), then a few steps (forward, backward, clip, Adam) of the point's size, of which
+the median time after the first and the peak memory: the growth of the process's peak
+resident size (ru_maxrss) over its size before them, so that both engines are measured alike. Prints a markdown table; writes benchmarks/scaling.png.
 """
 import json
 import os
@@ -35,25 +35,25 @@ def _point(engine, batch, length, steps):
     model, _, tiny_step = tinyattn_setup(batch=2)
     rng = np.random.default_rng(0)
     source_vocab, target_vocab = model.encoder.embedding.weight.shape[0], model.decoder.embedding.weight.shape[0]
-    source = rng.integers(3, source_vocab, (batch, length))
-    target = np.concatenate([np.full((batch, 1), model.bos_id), rng.integers(3, target_vocab, (batch, length)),
-                             np.full((batch, 1), model.eos_id)], axis=1)
-    lengths = np.full(batch, length)
-    arrays = (source, lengths, target)
-    if engine == "PyTorch":
-        _, _, step = torch_setup(model, [arrays])
-        arrays = tuple(torch.from_numpy(a) for a in arrays)
-    else:
-        step = tiny_step
+
+    def sentences(batch, length):
+        source = rng.integers(3, source_vocab, (batch, length))
+        target = np.concatenate([np.full((batch, 1), model.bos_id), rng.integers(3, target_vocab, (batch, length)),
+                                 np.full((batch, 1), model.eos_id)], axis=1)
+        arrays = (source, np.full(batch, length), target)
+        return tuple(torch.from_numpy(a) for a in arrays) if engine == "PyTorch" else arrays
+
+    step = torch_setup(model, [])[2] if engine == "PyTorch" else tiny_step
+    step(*sentences(1, 2))  # warm-up
+    arrays = sentences(batch, length)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    step(*arrays)  # warm-up: Numba loads its kernels from the cache
     times = []
-    for _ in range(steps):
+    for _ in range(steps + 1):
         start = time.perf_counter()
         step(*arrays)
         times.append((time.perf_counter() - start) * 1e3)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return float(np.median(times)), (peak - before) / 1024  # ru_maxrss is in KiB on Linux
+    return float(np.median(times[1:])), (peak - before) / 1024  # ru_maxrss is in KiB on Linux
 
 
 def measure(engine, batch, length, steps=STEPS):
