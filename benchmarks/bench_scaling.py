@@ -68,6 +68,7 @@ def plot(rows, path):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     fig, axes = plt.subplots(2, 2, figsize=(9, 6.5))
     for col, (sweep, key, label) in enumerate((("batch", "B", "batch size (source length 15)"),
@@ -81,6 +82,10 @@ def plot(rows, path):
             ax = axes[row, col]
             ax.set_xscale("log")
             ax.set_yscale("log" if row == 0 else "linear")
+            ax.set_xticks(sorted({r[key] for r in points}))
+            for axis in (ax.xaxis, ax.yaxis):  # plain numbers on the log axes
+                axis.set_major_formatter(ScalarFormatter())
+                axis.set_minor_formatter(NullFormatter())
             ax.set_xlabel(label)
             ax.set_ylabel(ylabel)
             ax.grid(alpha=0.3)
