@@ -9,7 +9,7 @@ Near 0, 1 - e loses the leading bits of tanh(x) ~ x to cancellation, so small |x
 odd rational approximation of Cephes' tanh (Moshier, Cephes Math Library, tanh.c / tanhf.c:
 a polynomial of degree 5 in x for float32, P/Q of degrees 2/3 in z for float64). Both
 branches are computed and one is selected, so the loop stays branch-free. Error against
-np.tanh: a few ulp (tests/test_ops_fast_activations.py). NaN stays NaN, +-inf give +-1.
+np.tanh: a few ulp (tests/test_ops_fused.py). NaN stays NaN, +-inf give +-1.
 
 Caching note (as for fast_exp): clear tinyattn/ops/__pycache__ after editing this file.
 """
