@@ -1,6 +1,6 @@
 """Train a toy translator with and without attention, and look at what attention learned.
 
-    python demos/translate.py                  # about 90 s on 2 cores
+    python demos/translate.py                  # about 25 s on 2 cores (kernels compiled)
     python demos/translate.py --score general  # Luong's score instead of Bahdanau's additive one
 
 The task (tinyattn/data/toy_translation.py): "big red cat sees small dog" -> "chat rouge grand
