@@ -94,11 +94,17 @@ def backward(roots, root_grads, retain_graph=False):
                     f"for argument {position}, a {data.dtype} tensor of shape {data.shape}"
                 )
             if parent is None:
-                _accumulate_leaf(tensor, grad, held)
+                if tensor._hooks is None and tensor.grad is not None:
+                    tensor.grad += grad  # the usual case inline: a leaf's array of its own
+                else:
+                    _accumulate_leaf(tensor, grad, held)
                 continue
             slots = pending.get(parent)
-            if slots is None:
-                slots = _slots(parent, pending, heap)
+            if slots is None:  # first reached: queue it (as _slots does, inline here for speed)
+                if parent.freed:
+                    raise RuntimeError(_freed_message(parent))
+                slots = pending[parent] = [None] * len(parent.output_meta)
+                push(heap, (-parent._created, parent))
             index = tensor._out_index
             total = slots[index]
             if total is None:
