@@ -93,12 +93,14 @@ def translation_loss(ops, p, source, lengths, target, pad):
     return ops.cross_entropy(ops.stack(logits, 1), target[:, 1:], pad)
 
 
-def _tinyattn_ops():
-    import tinyattn as ta
-    from tinyattn.nn.linear import EmbeddingFunction, LinearFunction
+def _tinyattn_ops(ta=None, name="tinyattn"):
+    """tinyattn's functions (or those of another copy of the package: compare_trees.py)."""
+    if ta is None:
+        import tinyattn as ta
+    EmbeddingFunction, LinearFunction = ta.nn.linear.EmbeddingFunction, ta.nn.linear.LinearFunction
 
     return SimpleNamespace(
-        name="tinyattn", framework=ta, tensor=lambda a: ta.tensor(a, requires_grad=True),
+        name=name, framework=ta, tensor=lambda a: ta.tensor(a, requires_grad=True),
         linear=LinearFunction.apply, embedding=lambda w, ids, pad: EmbeddingFunction.apply(w, ids, pad),
         unbind=lambda x, axis: ta.unbind(x, axis), cat=lambda xs, axis: ta.cat(xs, axis),
         stack=lambda xs, axis: ta.stack(xs, axis), where=ta.where, mask=lambda m: m,
