@@ -70,7 +70,7 @@ def backward(roots, root_grads, retain_graph=False):
         if tape is not None:
             started = _trace.clock()
         fn = node.fn
-        in_grads = fn.backward(node, *out_grads)
+        in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
         if in_grads.__class__ is not tuple:
             in_grads = tuple(in_grads) if isinstance(in_grads, list) else (in_grads,)
         if len(in_grads) != len(node.needs_input_grad):
