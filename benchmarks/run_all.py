@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 
 import bench_attention  # noqa: E402
 import bench_compile  # noqa: E402
+import bench_composed  # noqa: E402
 import bench_matmul  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_recurrent  # noqa: E402
@@ -33,7 +34,8 @@ def main():
     print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, torch {torch_version}\n")
     for title, module in [("Compile", bench_compile), ("Per-op overhead", bench_overhead), ("Matmul", bench_matmul),
                           ("Softmax", bench_softmax), ("Scaled dot-product attention", bench_attention),
-                          ("GRU", bench_recurrent), ("Transformer encoder layer (1 thread)", bench_transformer)]:
+                          ("GRU", bench_recurrent), ("Transformer encoder layer (1 thread)", bench_transformer),
+                          ("A model composed of primitives (1 thread)", bench_composed)]:
         print(f"\n### {title}\n")
         module.run()
 
