@@ -110,7 +110,7 @@ def _freed_message(ctx):
     )
 
 
-_next_order = itertools.count().__next__
+_next_creation_number = itertools.count().__next__
 _ALL_NEED_GRAD = [(True,) * n for n in range(8)]  # the usual needs_input_grad, made once
 
 
@@ -133,7 +133,7 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        # This runs once per op of every model, so it is written for speed: no helper calls,
+        # This runs once per op of every model, so it is written for speed: few calls,
         # and lists or tuples are built only where an op needs them.
         arrays = list(args)
         inputs = []          # (position, tensor) of arguments that need a gradient
@@ -174,7 +174,7 @@ class Function:
         if record:
             ctx.fn = cls
             ctx.inputs = inputs
-            ctx._created = _next_order()
+            ctx._created = _next_creation_number()
             array = output.data
             ctx.output_meta = ((array.shape, array.dtype),)
             if array.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
@@ -189,7 +189,7 @@ def _multiple_outputs(cls, ctx, result, record, inputs):
     if record:
         ctx.fn = cls
         ctx.inputs = inputs
-        ctx._created = _next_order()
+        ctx._created = _next_creation_number()
         ctx.output_meta = tuple((o.data.shape, o.data.dtype) for o in outputs)
         for index, output in enumerate(outputs):
             if output.data.dtype.kind == "f":
