@@ -16,7 +16,8 @@ version's time over the first version's. Thread pools are set to 1 before numpy 
 import os
 import sys
 
-os.environ.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"})
+os.environ.update({"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                   "NUMBA_NUM_THREADS": "1"})  # before numpy is imported: thread pools read these once
 
 import importlib  # noqa: E402
 import shutil  # noqa: E402
