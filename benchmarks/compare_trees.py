@@ -6,7 +6,8 @@
 On a noisy machine two separate runs can differ by 2x; here each round times every case with
 the older copy and then the current one (or the other way round, alternating), so both see
 the same noise, and the table gives medians and ranges over the rounds and the median of the
-per-round ratios. The older copy is imported under the name tinyattn_before.
+per-round ratios. A second table times the 1,000-node chains of bench_overhead.py, forward and
+backward apart, per node. The older copy is imported under the name tinyattn_before.
 """
 import importlib
 import os
@@ -47,6 +48,8 @@ def run(tree, rounds=15):
                      "after µs (median, range)": f"{statistics.median(new):.1f} ({min(new):.1f}-{max(new):.1f})",
                      "after / before (median of rounds)": f"{statistics.median(ratios):.3f}"})
     print(markdown_table(rows, list(rows[0])))
+    print()
+    bench_overhead.run_chains({"before": before, "after": tinyattn}, rounds)
     return rows
 
 

@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 
 import bench_attention  # noqa: E402
 import bench_compile  # noqa: E402
+import bench_composed  # noqa: E402
 import bench_fused  # noqa: E402
 import bench_matmul  # noqa: E402
 import bench_overhead  # noqa: E402
@@ -38,7 +39,8 @@ def main():
                           ("Softmax", bench_softmax), ("Scaled dot-product attention", bench_attention),
                           ("GRU", bench_recurrent), ("Transformer encoder layer (1 thread)", bench_transformer),
                           ("Fused kernels", bench_fused), ("Seq2Seq training step", bench_seq2seq),
-                          ("Seq2Seq scaling", bench_scaling)]:
+                          ("Seq2Seq scaling", bench_scaling),
+                          ("A model composed of primitives (1 thread)", bench_composed)]:
         print(f"\n### {title}\n")
         module.run()
 

@@ -189,3 +189,62 @@ def test_ta_backward_checks_the_gradient_shapes():
     y = ta.tensor(np.ones((2, 3)), requires_grad=True) * 2
     with pytest.raises(ValueError, match=r"gradient of shape \(3,\) for an output of shape \(2, 3\)"):
         ta.backward([y], [np.ones(3)])
+
+
+def test_summing_a_gradient_never_changes_an_array_a_backward_handed_back():
+    # The walk adds in place only into sums it made itself: here every use of m hands back the
+    # very same saved array, which must come out of the walk unchanged.
+    handed_back = np.array([1.0, 2.0])
+
+    class HandsBackItsSavedArray(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(handed_back)
+            return x.copy()
+
+        @staticmethod
+        def backward(ctx, g):
+            (saved,) = ctx.saved_tensors
+            return saved
+
+    x = ta.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    m = x * 1.0
+    total = sum(HandsBackItsSavedArray.apply(m) for _ in range(4))
+    total.backward(np.ones(2))
+    np.testing.assert_array_equal(handed_back, [1.0, 2.0])
+    np.testing.assert_array_equal(x.grad, 4 * handed_back)
+
+
+def test_a_node_used_by_many_later_nodes_gets_their_sum_in_either_order_of_creation(rng):
+    # s is used by nodes made both before and after an unrelated branch; the walk (newest
+    # node first) must still give s's node the whole sum before visiting it.
+    x = ta.tensor(rng.standard_normal(3), requires_grad=True)
+    s = x.tanh()
+    early = s * 2.0
+    unrelated = x.exp()
+    late = s * s
+    y = (early + unrelated * late + s).sum()
+    y.backward()
+    t, e = np.tanh(x.data), np.exp(x.data)
+    np.testing.assert_allclose(x.grad, (2 + 2 * e * t + 1) * (1 - t * t) + e * t * t, rtol=1e-12)
+
+
+def test_a_freed_node_met_deep_in_a_second_graph_is_a_clear_error():
+    x = ta.tensor([1.0], requires_grad=True)
+    shared = x.exp()
+    shared.tanh().sum().backward()        # frees shared's node
+    with pytest.raises(RuntimeError, match="Exp a second time.*retain_graph=True"):
+        (shared * 2).sum().backward()
+
+
+def test_the_drawing_order_is_the_order_the_walk_visits():
+    from tinyattn.autograd.engine import _reverse_topological_order
+
+    x = ta.tensor(np.ones(2), requires_grad=True)
+    a = x.exp()
+    y = (a * x.tanh() + a).sum()
+    order = _reverse_topological_order([y._ctx])
+    with ta.autograd.trace() as tape:
+        y.backward()
+    assert [record.node_id for record in tape] == [id(node) for node in order]
+    assert [record.name for record in tape] == ["Sum", "Add", "Mul", "Tanh", "Exp"]

@@ -1,15 +1,20 @@
 """The backward walk: reverse-mode differentiation over the graph of Function calls.
 
-1. Sort the nodes that lead to the roots so that every node comes after all the nodes that
-   use its outputs (an iterative depth-first search: a 5,000-step RNN needs no recursion).
-2. Seed the roots' gradients, then visit the nodes in that order: call the node's backward
-   with the gradients of its outputs, and add each input's gradient to the node that made
-   that input (or to `.grad`, for a leaf tensor that asked for one).
+1. Seed the roots' gradients, then visit the nodes newest first (each node has a creation
+   number, `ctx._created`). A node is always made after the nodes whose outputs it uses, so by
+   the time a node is visited every node that uses its outputs has handed it a gradient. A
+   heap holds the nodes reached so far; nothing recurses, so a 5,000-step RNN is fine.
+2. At each node: call its backward with the gradients of its outputs, and add each input's
+   gradient to the node that made that input (or to `.grad`, for a leaf tensor that asked).
 3. Free each node after its visit, unless retain_graph=True, so memory goes back at once.
 
 Hooks (hooks.py) see each gradient once it is complete: a node's output gradients just before
 its backward runs, a leaf's after the whole walk; a trace (trace.py) records every visit.
+This loop runs once per node of every backward, so it is written for speed: the checks are
+kept (each backward's answer is checked for arity, shape and dtype) but done inline.
 """
+import heapq
+
 import numpy as np
 
 from . import trace as _trace
@@ -19,90 +24,116 @@ from .hooks import run_hooks, run_output_hooks
 
 def backward(roots, root_grads, retain_graph=False):
     """Add d(sum_i <root_grads[i], roots[i]>)/d(leaf) into `.grad` of every leaf that wants one."""
-    pending = {}  # node -> list with one accumulated gradient (or None) per output
-    held = {}     # id(leaf) -> (leaf, summed gradient), for leaves with hooks, until the walk ends
+    pending = {}   # node -> list with one gradient (or None) per output, until the node is visited
+    summed = set()  # (node, output index) whose gradient is a sum the walk made: safe to add into
+    heap = []      # (-creation number, node) of the nodes reached and not yet visited: newest first
+    held = {}      # id(leaf) -> (leaf, summed gradient), for leaves with hooks, until the walk ends
     tape = _trace.recording()  # None unless inside `with ta.autograd.trace()`
-    starts = []
+    push, pop = heapq.heappush, heapq.heappop
     for root, grad in zip(roots, root_grads):
         grad = np.asarray(getattr(grad, "data", grad), dtype=root.data.dtype)
         if grad.shape != root.data.shape:
             raise ValueError(f"backward: gradient of shape {grad.shape} for an output of shape {root.data.shape}")
-        if root._ctx is None:
+        node = root._ctx
+        if node is None:
             if root.requires_grad:
-                _accumulate_leaf(root, grad, "backward", held)
+                _accumulate_leaf(root, grad, held)
             continue
-        if root._ctx.freed:
-            raise RuntimeError(_freed_message(root._ctx))
-        slots = pending.setdefault(root._ctx, [None] * len(root._ctx.output_meta))
+        slots = _slots(node, pending, heap)
         index = root._out_index
         slots[index] = grad if slots[index] is None else slots[index] + grad
-        starts.append(root._ctx)
 
-    for node in _reverse_topological_order(starts):
-        out_grads = pending.pop(node, None)
-        if out_grads is None:  # every path from the roots to here carried no gradient
+    while heap:
+        node = pop(heap)[1]
+        out_grads = pending.pop(node)
+        if len(out_grads) == 1:
+            reached = out_grads[0] is not None
+        else:
+            reached = any(grad is not None for grad in out_grads)
+            if reached:
+                for index, grad in enumerate(out_grads):
+                    if grad is None:
+                        out_grads[index] = zeros_for_output(*node.output_meta[index])
+        if not reached:  # every path from the roots to here carried no gradient
             if tape is not None:
                 tape.record(node, None, None, 0.0)
+            for _, tensor in node.inputs:  # its inputs' nodes are still visited (and freed)
+                if tensor._ctx is not None:
+                    _slots(tensor._ctx, pending, heap)
             if not retain_graph:
                 node.release()
             continue
-        for index, grad in enumerate(out_grads):
-            if grad is None:
-                out_grads[index] = zeros_for_output(*node.output_meta[index])
         if node.hooks is not None:
             run_output_hooks(node, out_grads)
         if retain_graph:
             node.last_grads = out_grads  # for ta.viz.draw_graph: freed with the graph
         if tape is not None:
             started = _trace.clock()
-        in_grads = _checked(node, node.fn.backward(node, *out_grads))
+        fn = node.fn
+        in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
+        if in_grads.__class__ is not tuple:
+            in_grads = tuple(in_grads) if isinstance(in_grads, list) else (in_grads,)
+        if len(in_grads) != len(node.needs_input_grad):
+            raise RuntimeError(
+                f"{fn.__name__}.backward returned {len(in_grads)} gradients, but forward took "
+                f"{len(node.needs_input_grad)} arguments: return one per argument (None for non-tensors)"
+            )
         if tape is not None:
             tape.record(node, out_grads, in_grads, _trace.clock() - started)
         for position, tensor in node.inputs:
             grad = in_grads[position]
-            if grad is None:
-                continue
-            if grad.shape != tensor.data.shape or grad.dtype != tensor.data.dtype:
-                raise RuntimeError(
-                    f"{node.fn.__name__}.backward returned a {grad.dtype} gradient of shape {grad.shape} "
-                    f"for argument {position}, a {tensor.data.dtype} tensor of shape {tensor.data.shape}"
-                )
             parent = tensor._ctx
+            if grad is None:
+                if parent is not None:
+                    _slots(parent, pending, heap)
+                continue
+            data = tensor.data
+            if grad.shape != data.shape or (grad.dtype is not data.dtype and grad.dtype != data.dtype):
+                raise RuntimeError(
+                    f"{fn.__name__}.backward returned a {grad.dtype} gradient of shape {grad.shape} "
+                    f"for argument {position}, a {data.dtype} tensor of shape {data.shape}"
+                )
             if parent is None:
-                _accumulate_leaf(tensor, grad, node.fn.__name__, held)
+                if tensor._hooks is None and tensor.grad is not None:
+                    tensor.grad += grad  # the usual case inline: a leaf's array of its own
+                else:
+                    _accumulate_leaf(tensor, grad, held)
+                continue
+            slots = pending.get(parent)
+            if slots is None:  # first reached: queue it (as _slots does, inline here for speed)
+                if parent.freed:
+                    raise RuntimeError(_freed_message(parent))
+                slots = pending[parent] = [None] * len(parent.output_meta)
+                push(heap, (-parent._created, parent))
+            index = tensor._out_index
+            total = slots[index]
+            if total is None:
+                slots[index] = grad
+            elif (parent, index) in summed:
+                total += grad  # an array this walk made: no one else holds it
             else:
-                slots = pending.get(parent)
-                if slots is None:
-                    slots = pending[parent] = [None] * len(parent.output_meta)
-                index = tensor._out_index
-                # Out of place: a backward may hand back the very array it was given.
-                slots[index] = grad if slots[index] is None else slots[index] + grad
+                # Out of place the first time: a backward may hand back an array it was given,
+                # or one it saved, and adding into it would change that too.
+                slots[index] = total + grad
+                summed.add((parent, index))
         if not retain_graph:
             node.release()
     for leaf, grad in held.values():
         _add_to_grad(leaf, run_hooks(leaf._hooks, grad, "a leaf"))
 
 
-def _checked(node, in_grads):
-    """backward's answer as a tuple with one entry per argument of forward, or a clear error."""
-    if isinstance(in_grads, list):
-        in_grads = tuple(in_grads)
-    elif not isinstance(in_grads, tuple):
-        in_grads = (in_grads,)
-    if len(in_grads) != len(node.needs_input_grad):
-        raise RuntimeError(
-            f"{node.fn.__name__}.backward returned {len(in_grads)} gradients, but forward took "
-            f"{len(node.needs_input_grad)} arguments: return one per argument (None for non-tensors)"
-        )
-    return in_grads
+def _slots(node, pending, heap):
+    """The gradient slots of `node`, made (and the node queued for a visit) when first reached."""
+    slots = pending.get(node)
+    if slots is None:
+        if node.freed:
+            raise RuntimeError(_freed_message(node))
+        slots = pending[node] = [None] * len(node.output_meta)
+        heapq.heappush(heap, (-node._created, node))
+    return slots
 
 
-def _accumulate_leaf(tensor, grad, op_name, held):
-    data = tensor.data
-    if grad.shape != data.shape:
-        raise RuntimeError(
-            f"{op_name}: gradient of shape {grad.shape} for a tensor of shape {data.shape}"
-        )
+def _accumulate_leaf(tensor, grad, held):
     if tensor._hooks:  # its hooks see the sum over all its uses, once: hold it till the end
         _, total = held.get(id(tensor), (tensor, None))
         held[id(tensor)] = tensor, grad if total is None else total + grad
@@ -111,33 +142,24 @@ def _accumulate_leaf(tensor, grad, op_name, held):
 
 
 def _add_to_grad(tensor, grad):
-    data = tensor.data
     if tensor.grad is None:
         # A copy the tensor owns, in its dtype, so optimisers may update it in place.
-        tensor.grad = np.array(grad, dtype=data.dtype, copy=True)
+        tensor.grad = np.array(grad, dtype=tensor.data.dtype, copy=True)
     else:
         tensor.grad += grad
 
 
 def _reverse_topological_order(starts):
-    """Nodes reachable from `starts`, each listed after every node that consumes its outputs."""
-    order = []
-    visited = set()
-    stack = [(node, False) for node in starts]
-    while stack:
-        node, children_done = stack.pop()
-        if children_done:
-            order.append(node)
-            continue
-        if node in visited:
+    """Nodes reachable from `starts`, each listed after every node that consumes its outputs
+    (newest first, the order the walk visits them in)."""
+    found = {}
+    todo = list(starts)
+    while todo:
+        node = todo.pop()
+        if node in found:
             continue
         if node.freed:
             raise RuntimeError(_freed_message(node))
-        visited.add(node)
-        stack.append((node, True))
-        for _, tensor in node.inputs:
-            parent = tensor._ctx
-            if parent is not None and parent not in visited:
-                stack.append((parent, False))
-    order.reverse()
-    return order
+        found[node] = None
+        todo.extend(tensor._ctx for _, tensor in node.inputs if tensor._ctx is not None)
+    return sorted(found, key=lambda node: node._created, reverse=True)

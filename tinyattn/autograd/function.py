@@ -7,6 +7,7 @@ gradient is wanted, records a graph node: the `ctx` object itself, which remembe
 and whatever forward saved. The backward walk (engine.py) visits these nodes in reverse.
 """
 import functools
+import itertools
 
 import numpy as np
 
@@ -73,6 +74,8 @@ class Context:
       inputs           the Tensor arguments that need a gradient, as (position, tensor) pairs
       needs_input_grad one bool per argument, so backward can skip work nobody asked for
       output_meta      (shape, dtype) of each output, to stand in zeros for an unused output
+      _created         when the node was made: a node is always made after the nodes it uses,
+                       so visiting the newest first is a valid order for the backward walk
     and, only when asked for:
       hooks            {output index: {key: fn}}: hooks of the outputs (hooks.py)
       last_grads       each output's gradient in the last backward(retain_graph=True)
@@ -91,20 +94,24 @@ class Context:
             raise RuntimeError(_freed_message(self))
         return self._saved
 
+    @property
+    def fn_name(self):
+        return self.fn.__name__
+
     def release(self):
-        """Drop everything backward needed, keeping only what names the node in an error."""
-        name = self.fn.__name__
-        self.__dict__.clear()
-        self.fn_name = name
-        self.freed = True
+        """Drop everything backward needed, keeping only the Function (it names the node in an error)."""
+        self.__dict__ = {"fn": self.fn, "freed": True}  # a new dict: faster than clearing the old one
 
 
 def _freed_message(ctx):
-    name = getattr(ctx, "fn_name", None) or ctx.fn.__name__
     return (
-        f"backward through {name} a second time: its graph was freed by the first backward(). "
+        f"backward through {ctx.fn.__name__} a second time: its graph was freed by the first backward(). "
         "Pass retain_graph=True to the first backward() if you need to go through it again."
     )
+
+
+_next_creation_number = itertools.count().__next__
+_ALL_NEED_GRAD = [(True,) * n for n in range(8)]  # the usual needs_input_grad, made once
 
 
 class Function:
@@ -126,65 +133,70 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        arrays = []
+        # This runs once per op of every model, so it is written for speed: few calls,
+        # and lists or tuples are built only where an op needs them.
+        arrays = list(args)
         inputs = []          # (position, tensor) of arguments that need a gradient
         float_dtype = None   # the one floating dtype this op's Tensor arguments may share
-        for position, arg in enumerate(args):
+        position = 0
+        for arg in args:
             if isinstance(arg, Tensor):
-                data = arg.data
-                arrays.append(data)
-                if data.dtype.kind == "f":
+                data = arrays[position] = arg.data
+                dtype = data.dtype
+                if dtype is not float_dtype and dtype.kind == "f":
                     if float_dtype is None:
-                        float_dtype = data.dtype
-                    elif data.dtype != float_dtype:
+                        float_dtype = dtype
+                    elif dtype != float_dtype:
                         raise TypeError(
-                            f"{cls.__name__}: {float_dtype} and {data.dtype} tensors in one op; "
+                            f"{cls.__name__}: {float_dtype} and {dtype} tensors in one op; "
                             "convert one with .double() or .float() first"
                         )
                 if arg.requires_grad:
                     inputs.append((position, arg))
-            else:
-                arrays.append(arg)
+            position += 1
 
         ctx = Context()
-        record = _grad_enabled and bool(inputs)
-        if record:
-            needs = [False] * len(args)
-            for position, _ in inputs:
-                needs[position] = True
-            ctx.needs_input_grad = tuple(needs)
+        record = inputs and _grad_enabled
+        if not record:
+            ctx.needs_input_grad = (False,) * position
+        elif len(inputs) == position and position < 8:
+            ctx.needs_input_grad = _ALL_NEED_GRAD[position]
         else:
-            ctx.needs_input_grad = (False,) * len(args)
+            needs = [False] * position
+            for index, _ in inputs:
+                needs[index] = True
+            ctx.needs_input_grad = tuple(needs)
 
         result = cls.forward(ctx, *arrays)
-        if isinstance(result, list):
-            result = tuple(result)
+        if isinstance(result, (tuple, list)):
+            return _multiple_outputs(cls, ctx, result, record, inputs)
+        output = wrap(result)
+        if record:
+            ctx.fn = cls
+            ctx.inputs = inputs
+            ctx._created = _next_creation_number()
+            array = output.data
+            ctx.output_meta = ((array.shape, array.dtype),)
+            if array.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
+                output.requires_grad = True
+                output._ctx = ctx
+        return output
 
-        if isinstance(result, tuple):
-            outputs = tuple(wrap(array) for array in result)
-        else:
-            outputs = wrap(result)
-        if not record:
-            return outputs
 
+def _multiple_outputs(cls, ctx, result, record, inputs):
+    """apply's end for a forward that returned several arrays: one Tensor each, on one node."""
+    outputs = tuple(wrap(array) for array in result)
+    if record:
         ctx.fn = cls
         ctx.inputs = inputs
-        if isinstance(result, tuple):
-            ctx.output_meta = tuple((o.data.shape, o.data.dtype) for o in outputs)
-            for index, out in enumerate(outputs):
-                _attach(out, ctx, index)
-        else:
-            ctx.output_meta = ((outputs.data.shape, outputs.data.dtype),)
-            _attach(outputs, ctx, 0)
-        return outputs
-
-
-def _attach(tensor, ctx, index):
-    # Only floating outputs carry a gradient (an argmax or a mask never does).
-    if tensor.data.dtype.kind == "f":
-        tensor.requires_grad = True
-        tensor._ctx = ctx
-        tensor._out_index = index
+        ctx._created = _next_creation_number()
+        ctx.output_meta = tuple((o.data.shape, o.data.dtype) for o in outputs)
+        for index, output in enumerate(outputs):
+            if output.data.dtype.kind == "f":
+                output.requires_grad = True
+                output._ctx = ctx
+                output._out_index = index
+    return outputs
 
 
 def zeros_for_output(shape, dtype):

@@ -352,6 +352,8 @@ def _pair(a, b, true_divide=False):
     dtype; integers meeting a Python float, or divided, become float32. float32 meeting
     float64 is left for Function.apply to refuse with a message naming both.
     """
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.data.dtype is b.data.dtype and a.data.dtype.kind == "f":
+        return a, b  # the usual case, two float tensors of one dtype, decided at once
     a, b = _tensor_or_number(a), _tensor_or_number(b)
     if not isinstance(a, Tensor):
         a = _number_like(a, b)
