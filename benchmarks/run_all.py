@@ -20,6 +20,7 @@ import bench_matmul  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_recurrent  # noqa: E402
 import bench_softmax  # noqa: E402
+import bench_transformer  # noqa: E402
 
 
 def main():
@@ -32,7 +33,7 @@ def main():
     print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, torch {torch_version}\n")
     for title, module in [("Compile", bench_compile), ("Per-op overhead", bench_overhead), ("Matmul", bench_matmul),
                           ("Softmax", bench_softmax), ("Scaled dot-product attention", bench_attention),
-                          ("GRU", bench_recurrent)]:
+                          ("GRU", bench_recurrent), ("Transformer encoder layer (1 thread)", bench_transformer)]:
         print(f"\n### {title}\n")
         module.run()
 

@@ -142,6 +142,8 @@ case(lin.EmbeddingFunction, "repeated indices",
      lambda w: lin.EmbeddingFunction.apply(w, np.array([[1, 0, 3], [3, 3, 2]]), 4), inputs(normal(5, 3)))
 case(lin.LayerNormFunction, "last axis, affine",
      lambda x, w, b: lin.LayerNormFunction.apply(x, w, b, (2,), 1e-5), inputs(normal(2, 3, 5), normal(5), normal(5)))
+case(lin.LayerNormFunction, "weight, no bias (bias=False)",
+     lambda x, w: lin.LayerNormFunction.apply(x, w, None, (1,), 1e-5), inputs(transposed(3, 4), normal(4)))
 case(lin.LayerNormFunction, "last two axes, no affine",
      lambda x: lin.LayerNormFunction.apply(x, None, None, (1, 2), 1e-5), inputs(strided(2, 3, 4)))
 
@@ -171,3 +173,20 @@ case(sdpa.ScaledDotProductAttention, "3-D with padding mask and an empty row",
 case(sdpa.ScaledDotProductAttention, "4-D heads, causal, non-contiguous",
      lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=np.tril(np.ones((4, 4), bool)), scale=0.7),
      inputs(transposed(2, 3, 4, 5), normal(2, 3, 4, 5), strided(2, 3, 4, 2)))
+# bias: a learned additive bias (PyTorch's float attn_mask), broadcast over the batch, with -inf
+# hiding one key; keep: a fixed dropout multiplier (0 or 1/(1-p)) of the weights.
+_KEEP_HALF = np.random.default_rng(0).choice([0.0, 2.0], (2, 3, 4))
+_HIDE = np.where(np.eye(3, 4, k=1, dtype=bool), -np.inf, 0.0)
+case(sdpa.ScaledDotProductAttention, "additive bias (trained) and -inf bias",
+     lambda q, k, v, b: sdpa.scaled_dot_product_attention(q, k, v, bias=b + _HIDE),
+     inputs(normal(2, 2, 3, 5), normal(2, 2, 4, 5), normal(2, 2, 4, 3), normal(2, 1, 3, 4)))
+case(sdpa.ScaledDotProductAttention, "dropout multiplier, mask",
+     lambda q, k, v: sdpa.ScaledDotProductAttention.apply(q, k, v, _PAD[:, None], 0.5, None,
+                                                          _KEEP_HALF),
+     inputs(normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6)))
+
+# --- activations -----------------------------------------------------------------------------
+from tinyattn.nn import gelu  # noqa: E402
+
+case(gelu.GELUFunction, "exact (erf), wide range", lambda x: gelu.gelu(x * 3.0), inputs(strided(3, 5)))
+case(gelu.GELUFunction, "tanh approximation", lambda x: gelu.gelu(x * 3.0, approximate="tanh"), inputs(normal(4, 3)))

@@ -95,6 +95,18 @@ class Seq2Seq(Module):
             logits.append(step_logits)
         return cross_entropy(stack(logits, axis=1), target[:, 1:], ignore_index=self.pad_id)
 
+    def teacher_forced_weights(self, source, lengths, target):
+        """Attention weights (B, T, S) while reading the reference target (call under no_grad):
+        row t is where the decoder looks to write target word t + 1, right or wrong so far."""
+        encoder_states, state = self.encoder(source, np.asarray(lengths))
+        keys = self.decoder.keys(encoder_states)
+        mask = padding_mask(np.asarray(lengths), source.shape[1])
+        rows = []
+        for embedded in unbind(self.decoder.embedding(target[:, :-1]), axis=1):
+            _, state, weights = self.decoder.step(embedded, state, keys, encoder_states, mask)
+            rows.append(weights.data)
+        return np.stack(rows, axis=1)
+
     def translate(self, source, lengths, max_len=None):
         """Greedy decoding: (token ids (B, T), attention weights (B, T, S) or None); call under no_grad."""
         lengths = np.asarray(lengths)

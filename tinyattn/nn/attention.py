@@ -12,7 +12,7 @@ The five scores (API.md), for a query q and a key k:
 import numpy as np
 
 from ..autograd.errors import ShapeError, require_float
-from ..autograd.tensor import Tensor, wrap
+from ..autograd.tensor import wrap
 from .linear import Embedding, Linear
 from .module import Module, Parameter
 from .masks import attention_mask
@@ -108,42 +108,6 @@ class SelfAttention(Module):
 
     def extra_repr(self):
         return f"{self.embed_dim}, key_dim={self.key_dim}, value_dim={self.value_dim}, scale={self.use_scale}"
-
-
-class MultiHeadAttention(Module):
-    """Heads attend in parallel over contiguous slices of the projections, then W_o mixes them:
-    head_h = attention(Q_h, K_h, V_h) with Q_h = (query W_q^T + b_q)[..., h*d:(h+1)*d], d = E / H;
-    out = concat(head_1..head_H) W_o^T + b_o."""
-
-    def __init__(self, embed_dim, num_heads, bias=True):
-        super().__init__()
-        if embed_dim % num_heads:
-            raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
-        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
-        self.q_proj = Linear(embed_dim, embed_dim, bias)
-        self.k_proj = Linear(embed_dim, embed_dim, bias)
-        self.v_proj = Linear(embed_dim, embed_dim, bias)
-        self.out_proj = Linear(embed_dim, embed_dim, bias)
-
-    def _heads(self, x):
-        B, T, _ = x.shape
-        return x.reshape(B, T, self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, T, d)
-
-    def forward(self, query, key, value, mask=None):
-        """-> (out (B, Tq, E), weights (B, H, Tq, Tk)); mask True = may attend."""
-        for name, t in (("query", query), ("key", key), ("value", value)):
-            if t.ndim != 3 or t.shape[-1] != self.embed_dim:
-                raise ShapeError(f"MultiHeadAttention: {name} {t.shape}, expected (batch, time, {self.embed_dim})")
-        heads, weights = scaled_dot_product_attention(
-            self._heads(self.q_proj(query)), self._heads(self.k_proj(key)), self._heads(self.v_proj(value)), mask)
-        B, H, Tq, d = heads.shape
-        return self.out_proj(heads.transpose(1, 2).reshape(B, Tq, H * d)), weights
-
-    def extra_repr(self):
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
-
-
-MultiheadAttention = MultiHeadAttention
 
 
 def sinusoidal_table(max_len, embed_dim):

@@ -1,13 +1,13 @@
 """Layers as plain functions (PyTorch's torch.nn.functional), for when no weights are kept."""
-import numpy as np
 
-from ..autograd.creation import generator
 from ..autograd.errors import ShapeError
 from ..autograd.ops_nn import cross_entropy
 from ..autograd.tensor import wrap
+from .gelu import gelu  # noqa: F401
+from .masks import dropout_mask
 from .sdpa import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
 
-__all__ = ["cross_entropy", "mse_loss", "softmax", "log_softmax", "relu", "dropout", "scaled_dot_product_attention"]
+__all__ = ["cross_entropy", "mse_loss", "softmax", "log_softmax", "relu", "gelu", "dropout", "scaled_dot_product_attention"]
 
 
 def softmax(x, axis=-1, mask=None, dim=None):
@@ -33,13 +33,7 @@ def dropout(x, p=0.5, training=True):
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0:
         return x
-    if p == 1:
-        return x * 0.0
-    keep = generator().random(x.shape) >= p
-    scale = np.asarray(1 / (1 - p), dtype=x.dtype)
-    return x * wrap(keep * scale)
-
-
+    return x * wrap(dropout_mask(x.shape, p, x.dtype))
 
 
 def mse_loss(input, target, reduction="mean"):

@@ -1,5 +1,6 @@
 """Small modules without weights: Dropout and the activations, wrappers of nn.functional."""
 from . import functional as F
+from .gelu import APPROXIMATIONS
 from .module import Module
 
 
@@ -22,6 +23,22 @@ class Dropout(Module):
 class ReLU(Module):
     def forward(self, x):
         return x.relu()
+
+
+class GELU(Module):
+    """x * Phi(x), Phi the standard normal CDF (F.gelu); approximate="tanh" for the tanh form."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        if approximate not in APPROXIMATIONS:
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class Tanh(Module):

@@ -118,7 +118,7 @@ class Embedding(Module):
 
 
 class LayerNormFunction(Function):
-    """y = x_hat * w + b, x_hat = (x - mean) / sqrt(var + eps) over the last axes (biased var).
+    """y = x_hat * w + b, x_hat = (x - mean) / sqrt(var + eps) over the last axes (biased var); w, b optional.
 
     With h = g * w and means over the normalised axes:
     dL/dx = (h - mean(h) - x_hat * mean(h * x_hat)) / sqrt(var + eps),
@@ -135,7 +135,9 @@ class LayerNormFunction(Function):
         ctx.axes = axes
         y = x_hat
         if weight is not None:
-            y = y * weight + bias
+            y = y * weight
+        if bias is not None:
+            y = y + bias
         return y
 
     @staticmethod
@@ -143,23 +145,27 @@ class LayerNormFunction(Function):
         x_hat, inv_std, weight = ctx.saved_tensors
         axes = ctx.axes
         other_axes = tuple(range(g.ndim - len(axes)))
+        _, need_w, need_b, _, _ = ctx.needs_input_grad
         h = g * weight if weight is not None else g
         grad_x = (h - h.mean(axis=axes, keepdims=True)
                   - x_hat * (h * x_hat).mean(axis=axes, keepdims=True)) * inv_std
-        if weight is None:
-            return grad_x, None, None, None, None
-        return grad_x, (g * x_hat).sum(axis=other_axes), g.sum(axis=other_axes), None, None
+        grad_w = (g * x_hat).sum(axis=other_axes) if need_w else None
+        grad_b = g.sum(axis=other_axes) if need_b else None
+        return grad_x, grad_w, grad_b, None, None
 
 
 class LayerNorm(Module):
-    """Normalise each sample over its last axes, then scale and shift (PyTorch's LayerNorm)."""
+    """Normalise each sample over its last axes, then scale and shift (PyTorch's LayerNorm).
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True):
+    elementwise_affine=False keeps neither weight nor bias; bias=False keeps the weight only.
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         self.weight = Parameter(np.ones(shape, np.float32)) if elementwise_affine else None
-        self.bias = Parameter(np.zeros(shape, np.float32)) if elementwise_affine else None
+        self.bias = Parameter(np.zeros(shape, np.float32)) if elementwise_affine and bias else None
 
     def forward(self, x):
         n = len(self.normalized_shape)

@@ -12,6 +12,7 @@ A mask that does not broadcast is an error naming both shapes: no shape is ever 
 import numpy as np
 
 from ..autograd.broadcast import broadcasts_to
+from ..autograd.creation import generator
 from ..autograd.errors import ShapeError
 from ..autograd.tensor import Tensor
 
@@ -54,3 +55,14 @@ def attention_mask(mask, scores_shape, op="attention"):
             f"{scores_shape}. Use (queries, keys) for one mask for every sequence (nn.causal_mask(T)), "
             f"or (batch, 1, keys) for padding (nn.padding_mask(lengths, T))")
     return mask
+
+
+def dropout_mask(shape, p, dtype):
+    """Dropout's multiplier: 0 with probability p, else 1/(1-p) (so the mean is kept), from
+    tinyattn's generator (ta.manual_seed makes it repeat)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if p == 1:
+        return np.zeros(shape, dtype)
+    keep = generator().random(shape) >= p
+    return keep * np.asarray(1 / (1 - p), dtype=dtype)

@@ -219,21 +219,35 @@ class Module:
         return head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
-class Sequential(Module):
-    """Modules applied one after another: Sequential(Linear(4, 8), ReLU(), Linear(8, 2))."""
+class ModuleList(Module):
+    """A list of modules registered as "0", "1", ... (PyTorch's ModuleList); it has no forward."""
 
-    def __init__(self, *modules):
+    def __init__(self, modules=()):
         super().__init__()
-        for index, module in enumerate(modules):
-            setattr(self, str(index), module)
+        for module in modules:
+            self.append(module)
 
-    def forward(self, x):
-        for module in self._modules.values():
-            x = module(x)
-        return x
+    def append(self, module):
+        setattr(self, str(len(self)), module)
+        return self
 
     def __getitem__(self, index):
         return list(self._modules.values())[index]
 
     def __len__(self):
         return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class Sequential(ModuleList):
+    """Modules applied one after another: Sequential(Linear(4, 8), ReLU(), Linear(8, 2))."""
+
+    def __init__(self, *modules):
+        super().__init__(modules)
+
+    def forward(self, x):
+        for module in self:
+            x = module(x)
+        return x

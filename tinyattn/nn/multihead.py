@@ -1,0 +1,175 @@
+"""Multi-head attention as in "Attention Is All You Need" (Vaswani et al. 2017), PyTorch's module.
+
+For H heads of size d = E / H, with W_q, W_k, W_v the rows of the packed in_proj_weight:
+
+    Q = query W_q^T + b_q,   K = key W_k^T + b_k,   V = value W_v^T + b_v
+    head_h = softmax(Q_h K_h^T / sqrt(d) + mask) V_h      Q_h = columns h*d .. (h+1)*d of Q
+    out = concat(head_1, ..., head_H) W_o^T + b_o         W_o = out_proj.weight
+
+Parameter names, shapes, initialisation and mask polarity are PyTorch's nn.MultiheadAttention,
+so a state_dict crosses both ways; the attention itself is one fused node (sdpa.py).
+"""
+import math
+
+import numpy as np
+
+from ..autograd.creation import generator
+from ..autograd.errors import ShapeError
+from ..autograd.tensor import Tensor
+from .linear import Linear, LinearFunction
+from .masks import causal_mask
+from .module import Module, Parameter
+from .sdpa import scaled_dot_product_attention
+
+
+def xavier_uniform(fan_out, fan_in):
+    """U(-a, a), a = sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010): keeps the variance of
+    activations and of gradients alike through the layer; PyTorch's init of in_proj_weight."""
+    bound = math.sqrt(6 / (fan_in + fan_out))
+    return generator().uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32)
+
+
+class MultiheadAttention(Module):
+    """PyTorch's nn.MultiheadAttention, batch first: forward(query (B, Tq, E), key (B, Tk, kdim),
+    value (B, Tk, vdim), ...) -> (out (B, Tq, E), weights or None).
+
+    keep_weights = True stores each call's (B, H, Tq, Tk) weights, a detached numpy array, in
+    last_weights (also when need_weights=False, as the Transformer layers call it).
+    """
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, batch_first=True):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
+            raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} must be a positive multiple of "
+                             f"num_heads {num_heads} (each head gets embed_dim // num_heads features)")
+        if not batch_first:
+            raise ValueError("MultiheadAttention: batch_first=False (time, batch, features) is not supported; "
+                             "tinyattn is batch first: pass (batch, time, features) and batch_first=True")
+        self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self.dropout, self.batch_first = dropout, batch_first
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        if self._qkv_same_embed_dim:  # [W_q; W_k; W_v] stacked, as PyTorch stores them
+            self.in_proj_weight = Parameter(xavier_uniform(3 * embed_dim, embed_dim))
+            self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
+        else:
+            self.in_proj_weight = None
+            self.q_proj_weight = Parameter(xavier_uniform(embed_dim, embed_dim))
+            self.k_proj_weight = Parameter(xavier_uniform(embed_dim, self.kdim))
+            self.v_proj_weight = Parameter(xavier_uniform(embed_dim, self.vdim))
+        self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
+        self.out_proj = Linear(embed_dim, embed_dim, bias)
+        if bias:
+            self.out_proj.bias.data[:] = 0
+        self.keep_weights, self.last_weights = False, None
+
+    def projections(self):
+        """(W_q, b_q), (W_k, b_k), (W_v, b_v): slices of the packed parameters (gradients flow back)."""
+        E = self.embed_dim
+        if self._qkv_same_embed_dim:
+            weights = [self.in_proj_weight[i * E:(i + 1) * E] for i in range(3)]
+        else:
+            weights = [self.q_proj_weight, self.k_proj_weight, self.v_proj_weight]
+        biases = [None] * 3 if self.in_proj_bias is None else [self.in_proj_bias[i * E:(i + 1) * E] for i in range(3)]
+        return list(zip(weights, biases))
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        B, Tq, Tk = self._check_inputs(query, key, value)
+        (W_q, b_q), (W_k, b_k), (W_v, b_v) = self.projections()
+        Q = LinearFunction.apply(query, W_q, b_q)
+        K = LinearFunction.apply(key, W_k, b_k)
+        V = LinearFunction.apply(value, W_v, b_v)
+        allowed, bias = self._masks(key_padding_mask, attn_mask, is_causal, B, Tq, Tk)
+        heads, weights = scaled_dot_product_attention(
+            self._split_heads(Q), self._split_heads(K), self._split_heads(V), mask=allowed, bias=bias,
+            dropout_p=self.dropout if self.training else 0.0)
+        out = self.out_proj(heads.transpose(1, 2).reshape(B, Tq, self.embed_dim))  # join the heads
+        if self.keep_weights:
+            self.last_weights = weights.data.copy()
+        if not need_weights:
+            return out, None
+        return out, weights.mean(axis=1) if average_attn_weights else weights
+
+    def _split_heads(self, x):
+        """(B, T, E) -> (B, H, T, d): head h reads features h*d .. (h+1)*d."""
+        B, T, _ = x.shape
+        return x.reshape(B, T, self.num_heads, self.head_dim).transpose(1, 2)
+
+    def _check_inputs(self, query, key, value):
+        expected = (("query", query, self.embed_dim), ("key", key, self.kdim), ("value", value, self.vdim))
+        for name, t, size in expected:
+            if t.ndim != 3 or t.shape[-1] != size:
+                raise ShapeError(f"MultiheadAttention: {name} {t.shape}, expected (batch, time, {size}); "
+                                 "an unbatched (time, features) input needs a batch axis: x[None]")
+        if not query.shape[0] == key.shape[0] == value.shape[0] or key.shape[1] != value.shape[1]:
+            raise ShapeError(f"MultiheadAttention: query {query.shape}, key {key.shape}, value {value.shape} need "
+                             "one batch size and one value per key")
+        return query.shape[0], query.shape[1], key.shape[1]
+
+    def _masks(self, key_padding_mask, attn_mask, is_causal, B, Tq, Tk):
+        """PyTorch's masks -> (allowed, bias) for the fused attention, both broadcasting to (B, H, Tq, Tk).
+
+        A bool mask of PyTorch's is True where attention may NOT go, so it enters `allowed`
+        (True = may attend, tinyattn's polarity) negated; a float mask is added to the scores.
+        """
+        H = self.num_heads
+        attn_mask, key_padding_mask = _as_mask(attn_mask), _as_mask(key_padding_mask)
+        if attn_mask is None and is_causal:
+            if Tq != Tk:
+                raise ShapeError(f"MultiheadAttention: is_causal needs as many queries as keys, got {Tq} and {Tk}; "
+                                 "pass the attn_mask you mean")
+            attn_mask = ~causal_mask(Tq)
+        masks = []  # (mask in PyTorch's polarity, its shape in (B, H, Tq, Tk) terms)
+        if attn_mask is not None:
+            shape = tuple(attn_mask.shape)
+            if shape == (Tq, Tk):
+                masks.append(attn_mask)
+            elif shape == (B * H, Tq, Tk):
+                masks.append(attn_mask.reshape(B, H, Tq, Tk))
+            else:
+                raise ShapeError(f"MultiheadAttention: attn_mask {shape}, expected (Tq, Tk) = {(Tq, Tk)} or "
+                                 f"(batch * num_heads, Tq, Tk) = {(B * H, Tq, Tk)}")
+        if key_padding_mask is not None:
+            if tuple(key_padding_mask.shape) != (B, Tk):
+                raise ShapeError(f"MultiheadAttention: key_padding_mask {tuple(key_padding_mask.shape)}, expected "
+                                 f"(batch, keys) = {(B, Tk)}, True at the padding")
+            masks.append(key_padding_mask.reshape(B, 1, 1, Tk))
+        allowed, bias = None, None
+        for mask in masks:
+            if mask.dtype == np.bool_:
+                may_attend = ~np.asarray(mask)
+                allowed = may_attend if allowed is None else allowed & may_attend
+            elif mask.dtype.kind == "f":
+                bias = mask if bias is None else bias + mask
+            else:
+                raise TypeError(f"MultiheadAttention: masks must be bool (True = not allowed) or float (added to "
+                                f"the scores), got {mask.dtype}")
+        return allowed, bias
+
+    def extra_repr(self):
+        sizes = "" if self._qkv_same_embed_dim else f", kdim={self.kdim}, vdim={self.vdim}"
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}{sizes}"
+
+
+def _as_mask(mask):
+    """A Tensor stays one (a float mask may train); anything else becomes an array."""
+    return None if mask is None or isinstance(mask, Tensor) else np.asarray(mask)
+
+
+def keep_attention_weights(model, on=True):
+    """Make every MultiheadAttention inside `model` keep its last (B, H, Tq, Tk) weights (or stop).
+
+    Returns {dotted name: module}; after a forward, module.last_weights holds the picture:
+        attn = nn.keep_attention_weights(model); model(x)
+        ta.viz.attention_heatmap(attn["layers.0.self_attn"].last_weights[0], ...)
+    """
+    found = {name: m for name, m in model.named_modules() if isinstance(m, MultiheadAttention)}
+    if not found:
+        raise ValueError(f"keep_attention_weights: no MultiheadAttention inside {type(model).__name__}")
+    for module in found.values():
+        module.keep_weights = on
+        if not on:
+            module.last_weights = None
+    return found

@@ -1,0 +1,86 @@
+"""Pictures of learning: forward weights beside their gradients, and attention as it trains."""
+import numpy as np
+
+from .heatmaps import _array, _finish, _pyplot
+
+
+def gradient_panels(panels, path=None, title=None):
+    """Heatmaps side by side, each with a line of text under it saying what it shows.
+
+    panels: a list of dicts with "array" (rows, cols), "title", "caption", and optionally
+    "x_labels", "y_labels" and "signed" (True for a gradient: a red/blue scale centred on 0,
+    so the sign of each entry shows; False for weights in [0, 1]).
+    """
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.6), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        values = _array(panel["array"])
+        if panel.get("signed"):
+            top = max(1e-12, np.abs(values).max())
+            image = ax.imshow(values, cmap="RdBu_r", vmin=-top, vmax=top)
+        else:
+            image = ax.imshow(values, cmap="viridis", vmin=0, vmax=max(1e-12, values.max()))
+        for (i, j), v in np.ndenumerate(values):
+            if values.size <= 36:
+                ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize=8)
+        rows, cols = values.shape
+        ax.set_xticks(range(cols), panel.get("x_labels", range(cols)))
+        ax.set_yticks(range(rows), panel.get("y_labels", range(rows)))
+        ax.set_title(panel["title"], fontsize=10)
+        ax.text(0.5, -0.14, panel["caption"], transform=ax.transAxes, ha="center", va="top", fontsize=8.5, wrap=True)
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return _finish(plt, fig, path)
+
+
+def attention_over_time(frames, steps, x_labels, y_labels, grad_norms, path=None, gif_path=None,
+                        title="attention weights as training goes"):
+    """Small multiples of one sentence's weights at several steps, and the gradient norm beside them.
+
+    frames: (n, Tq, Tk) weights at `steps`; grad_norms: the norm of the gradient reaching the
+    attention parameters at those steps. Writes a PNG to `path` and, if `gif_path`, an animated
+    GIF with one frame per step (matplotlib's Pillow writer). Returns the PNG's figure.
+    """
+    frames = _array(frames)
+    plt = _pyplot()
+    n = len(frames)
+    fig = plt.figure(figsize=(3.0 * (n + 1.3), 3.6))
+    grid = fig.add_gridspec(1, n + 1, width_ratios=[1] * n + [1.3])
+    for index, (weights, step) in enumerate(zip(frames, steps)):
+        ax = fig.add_subplot(grid[0, index])
+        ax.imshow(weights, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+        ax.set_title(f"step {step}", fontsize=9)
+        ax.set_xticks(range(len(x_labels)), x_labels, rotation=70, fontsize=6)
+        ax.set_yticks(range(len(y_labels)), y_labels if index == 0 else [""] * len(y_labels), fontsize=6)
+    ax = fig.add_subplot(grid[0, n])
+    ax.plot(steps, grad_norms, marker="o")
+    ax.set_yscale("log")
+    ax.set_xlabel("training step")
+    ax.set_title("|gradient| reaching the attention\nparameters", fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    if gif_path is not None:
+        _animate(plt, frames, steps, x_labels, y_labels, gif_path)
+    return _finish(plt, fig, path)
+
+
+def _animate(plt, frames, steps, x_labels, y_labels, gif_path):
+    from matplotlib.animation import FuncAnimation, PillowWriter
+
+    fig, ax = plt.subplots(figsize=(5, 4.2))
+    image = ax.imshow(frames[0], cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(x_labels)), x_labels, rotation=70, fontsize=7)
+    ax.set_yticks(range(len(y_labels)), y_labels, fontsize=7)
+    fig.colorbar(image, ax=ax)
+    fig.tight_layout()
+
+    def show(index):
+        image.set_data(frames[index])
+        ax.set_title(f"training step {steps[index]}")
+        return (image,)
+
+    FuncAnimation(fig, show, frames=len(frames)).save(gif_path, writer=PillowWriter(fps=2))
+    plt.close(fig)
