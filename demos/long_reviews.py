@@ -100,23 +100,24 @@ def draw_one_review(models, data, path):
     pooled = {name: model for name, model in models.items() if model.readout == "attention"}
     fig, axes = plt.subplots(len(pooled) + 1, 1, figsize=(14, 2.0 * len(pooled) + 4.5),
                              gridspec_kw={"height_ratios": [1] * len(pooled) + [3]})
-    opinions = [i for i, w in enumerate(words) if w in POSITIVE + NEGATIVE + ["not"]]
+    opinions = [i for i, w in enumerate(words) if w in POSITIVE + NEGATIVE]
+    names = [("not " if i and words[i - 1] == "not" else "") + words[i] for i in opinions]
     for ax, (name, model) in zip(axes, pooled.items()):
         model.eval()
         _, weights = model(tokens, lengths)
         ax.bar(np.arange(len(words)), weights.data[0], color="tab:blue")
         for i in opinions:
-            ax.axvspan(i - 0.5, i + 0.5, color="tab:orange", alpha=0.3, lw=0)
+            ax.axvspan(i - 1.5 if words[i - 1] == "not" else i - 0.5, i + 0.5, color="tab:orange", alpha=0.3, lw=0)
         ax.set_xlim(-0.5, len(words) - 0.5)
         ax.set_ylabel("weight")
         ax.set_title(f"{name}: pooling weights (opinion words shaded)", fontsize=9, loc="left")
-        ax.set_xticks(opinions, [words[i] for i in opinions], fontsize=8)
+        ax.set_xticks(opinions, names, fontsize=8)
     lstmn = models["LSTMN + pooling"]
     _, past = lstmn.encode(tokens, lengths)
     ax = axes[-1]
     ax.imshow(past.data[0], cmap="viridis", aspect="auto", vmin=0, vmax=max(1e-12, float(past.data[0].max())))
-    ax.set_xticks(opinions, [words[i] for i in opinions], fontsize=8, rotation=60)
-    ax.set_yticks(opinions, [words[i] for i in opinions], fontsize=8)
+    ax.set_xticks(opinions, names, fontsize=8, rotation=60)
+    ax.set_yticks(opinions, names, fontsize=8)
     ax.set_xlabel("earlier word (attended to)")
     ax.set_ylabel("word being read")
     ax.set_title("LSTMN: attention over its own past at each step", fontsize=9, loc="left")
