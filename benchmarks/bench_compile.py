@@ -14,13 +14,24 @@ import time
 start = time.perf_counter()
 import numpy as np
 import tinyattn as ta
-from tinyattn.ops import matmul as mm, softmax as sm
+from tinyattn.ops import softmax as sm, additive_attention as aa, recurrent_gates as rg
+from tinyattn.ops import adam, scatter_rows, sigmoid
 for dtype in (np.float32, np.float64):
-    a = np.ones((3, 5, 4), dtype); b = np.ones((3, 4, 6), dtype)
-    mm.matmul_numba(a, b)
     x = np.ones((2, 3, 5), dtype); mask = np.ones((2, 1, 5), bool)
     y = sm.softmax_numba(x); sm.softmax_numba(x, mask); sm.softmax_backward_numba(y, x)
     z = sm.log_softmax_numba(x); sm.log_softmax_backward_numba(z, x)
+    q, k, v, values = np.ones((2, 1, 4), dtype), np.ones((2, 3, 4), dtype), np.ones(4, dtype), np.ones((2, 3, 5), dtype)
+    c, w, hidden = aa.additive_attention(q, k, v, values, np.ones((2, 1, 3), bool))
+    aa.additive_attention_backward(c, w, w, hidden, v, values)
+    h = np.ones((2, 4), dtype)
+    out = rg.gru_gates(np.ones((2, 12), dtype), np.ones((2, 12), dtype), h, None)
+    rg.gru_gates_backward(h, h, *out[1:], np.ones((2, 12), dtype), None)
+    out = rg.lstm_gates(np.ones((2, 16), dtype), h, h, None)
+    rg.lstm_gates_backward(h, h, h, *out[2:], None)
+    one = dtype(1)
+    adam.adam_update(h.copy(), h, h.copy(), h.copy(), (one, one), (one, one), one, one, one, one)
+    scatter_rows.scatter_rows(np.zeros(2, np.int64), h, 3)
+    sigmoid.sigmoid(h)
 print(time.perf_counter() - start)
 """
 

@@ -2,7 +2,8 @@
 
 On tiny (4, 4) tensors the arithmetic costs almost nothing, so this measures what the
 autograd machinery itself costs per op: building the graph node, the backward walk, and
-accumulating .grad. Run: python benchmarks/bench_overhead.py
+accumulating .grad. The chain of 20 tanh shows the cost per node of a longer walk.
+Run: python benchmarks/bench_overhead.py
 """
 import os
 import sys
@@ -20,7 +21,8 @@ except ImportError:  # PyTorch is optional: the comparison column is left out
     torch = None
 
 
-def _cases():
+def _cases(ta=ta):
+    """The timed cases, built with the tinyattn module given (compare_trees.py passes another copy)."""
     rng = np.random.default_rng(0)
     a_np, b_np = rng.standard_normal((2, 4, 4)).astype(np.float32)
     g_np = np.ones((4, 4), np.float32)
@@ -38,11 +40,17 @@ def _cases():
         y = a_np @ b_np
         return y, g_np @ b_np.T, a_np.T @ g_np
 
+    def tanh_chain(x, length=20):
+        for _ in range(length):
+            x = x.tanh()
+        return x
+
     cases = {
         "add (4,4), fwd+bwd": (lambda: (a + b).backward(g_np), numpy_add),
         "tanh (4,4), fwd+bwd": (lambda: a.tanh().backward(g_np), numpy_tanh),
         "matmul (4,4)@(4,4), fwd+bwd": (lambda: (a @ b).backward(g_np), numpy_matmul),
         "mul + sum to scalar, fwd+bwd": (lambda: (a * b).sum().backward(), None),
+        "chain of 20 tanh (4,4), fwd+bwd": (lambda: tanh_chain(a).backward(g_np), None),
     }
     torch_cases = {}
     if torch is not None:
@@ -53,6 +61,7 @@ def _cases():
             "tanh (4,4), fwd+bwd": lambda: ta_.tanh().backward(tg),
             "matmul (4,4)@(4,4), fwd+bwd": lambda: (ta_ @ tb_).backward(tg),
             "mul + sum to scalar, fwd+bwd": lambda: (ta_ * tb_).sum().backward(),
+            "chain of 20 tanh (4,4), fwd+bwd": lambda: tanh_chain(ta_).backward(tg),
         }
     return cases, torch_cases
 

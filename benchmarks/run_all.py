@@ -1,6 +1,6 @@
 """Run every benchmark in one process and print the tables (markdown) with the machine's details.
 
-    python benchmarks/run_all.py            # about two minutes on 2 cores
+    python benchmarks/run_all.py            # about seven minutes on 2 cores
 
 Paste the output into benchmarks/RESULTS.md. Run on a quiet machine: two busy cores make
 OpenBLAS's two threads wait for each other and every figure meaningless.
@@ -16,9 +16,12 @@ import numpy as np  # noqa: E402
 
 import bench_attention  # noqa: E402
 import bench_compile  # noqa: E402
+import bench_fused  # noqa: E402
 import bench_matmul  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_recurrent  # noqa: E402
+import bench_scaling  # noqa: E402
+import bench_seq2seq  # noqa: E402
 import bench_softmax  # noqa: E402
 import bench_transformer  # noqa: E402
 
@@ -33,7 +36,9 @@ def main():
     print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, torch {torch_version}\n")
     for title, module in [("Compile", bench_compile), ("Per-op overhead", bench_overhead), ("Matmul", bench_matmul),
                           ("Softmax", bench_softmax), ("Scaled dot-product attention", bench_attention),
-                          ("GRU", bench_recurrent), ("Transformer encoder layer (1 thread)", bench_transformer)]:
+                          ("GRU", bench_recurrent), ("Transformer encoder layer (1 thread)", bench_transformer),
+                          ("Fused kernels", bench_fused), ("Seq2Seq training step", bench_seq2seq),
+                          ("Seq2Seq scaling", bench_scaling)]:
         print(f"\n### {title}\n")
         module.run()
 

@@ -1,7 +1,7 @@
 """Watch backpropagation go through attention: the graph, the walk, and gradients as pictures.
 
     python demos/see_backprop.py              # about a minute on 2 cores; pictures in see_backprop_out/
-    python demos/see_backprop.py --quick      # a few seconds: fewer sizes, a short training run
+    python demos/see_backprop.py --quick      # seconds: fewer sizes, short training runs
 
 1. One attention step on the worked example of "Illustrated: Self-Attention" (three inputs of
    size 4): the graph that computed the loss, drawn; the backward walk, printed node by node;
@@ -15,6 +15,10 @@
 """
 import argparse
 import os
+
+# Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
+# save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
@@ -71,26 +75,33 @@ def one_step(out_dir):
 
 
 # --- 2. why sqrt(d_k) ----------------------------------------------------------------------------
-def gradient_size(q, k, v, scale, upstream):
-    """For L = <upstream, attention(q, k, v)>: the median over queries of |dL/dq_i|, and the share
-    of queries whose softmax is saturated (largest weight > 0.99)."""
+def query_gradients(q, k, v, scale, upstream):
+    """For L = <upstream, attention(q, k, v)>: |dL/dq_i| for every query i, and whether its softmax
+    is saturated (largest weight > 0.99)."""
     q, k = ta.tensor(q, requires_grad=True), ta.tensor(k, requires_grad=True)
     out, weights = F.scaled_dot_product_attention(q, k, ta.tensor(v), scale=scale)
     out.backward(upstream)
-    per_query = np.linalg.norm(q.grad, axis=-1)
-    return float(np.median(per_query)), float(np.mean(weights.data.max(-1) > 0.99))
+    return np.linalg.norm(q.grad, axis=-1).ravel(), (weights.data.max(-1) > 0.99).ravel()
+
+
+def summary(d, scaled, unscaled):
+    """(d, median |dL/dq| scaled, share saturated scaled, the same unscaled) over every query."""
+    row = [d]
+    for norms, saturated in (scaled, unscaled):
+        row += [float(np.median(norms)), float(np.mean(saturated))]
+    return tuple(row)
 
 
 def random_inputs(dims, rng, tokens=16, trials=8):
     rows = []
     for d in dims:
-        scaled, unscaled = [], []
+        runs = {True: [], False: []}
         for _ in range(trials):
             q, k = rng.standard_normal((2, 1, tokens, d))
             v, upstream = rng.standard_normal((2, 1, tokens, 16))  # values of one size: only d_k varies
-            scaled.append(gradient_size(q, k, v, 1 / np.sqrt(d), upstream))
-            unscaled.append(gradient_size(q, k, v, 1.0, upstream))
-        rows.append((d, *np.mean(scaled, 0), *np.mean(unscaled, 0)))
+            for scaled in runs:
+                runs[scaled].append(query_gradients(q, k, v, 1 / np.sqrt(d) if scaled else 1.0, upstream))
+        rows.append(summary(d, *(tuple(np.concatenate(part) for part in zip(*runs[s])) for s in (True, False))))
     return rows
 
 
@@ -131,12 +142,13 @@ def trained_models(dims, steps, symbols=24, tokens=12):
             query, keys = batch()
             q, k, v = model.W_q(model.embed(query[:, None])).data, model.W_k(model.embed(keys)).data, model.embed(keys).data
         upstream = np.random.default_rng(0).standard_normal(q.shape[:-1] + (v.shape[-1],))
-        rows.append((d, *gradient_size(q, k, v, 1 / np.sqrt(d), upstream), *gradient_size(q, k, v, 1.0, upstream)))
+        rows.append(summary(d, query_gradients(q, k, v, 1 / np.sqrt(d), upstream),
+                            query_gradients(q, k, v, 1.0, upstream)))
     return rows
 
 
 def why_scale(out_dir, quick):
-    dims = [4, 16, 64, 256] if quick else [4, 8, 16, 32, 64, 128, 256, 512]
+    dims = [4, 64, 512] if quick else [4, 8, 16, 32, 64, 128, 256, 512]
     print("\n2. Why divide by sqrt(d_k): the gradient that reaches the queries through the softmax")
     random_rows = random_inputs(dims, np.random.default_rng(0))
     trained_rows = trained_models(dims[:2] if quick else dims[::2], 40 if quick else 150)
@@ -170,7 +182,7 @@ def why_scale(out_dir, quick):
 
 # --- 3. attention learning over time ---------------------------------------------------------------
 def learning_over_time(out_dir, quick):
-    steps_shown = [0, 10, 25, 50, 100] if quick else [0, 25, 50, 100, 150, 200, 300]
+    steps_shown = [0, 10, 25, 50] if quick else [0, 25, 50, 100, 150, 200, 300]
     ta.manual_seed(0)
     data = ToyTranslation(max_phrases=2, seed=0)
     model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS)

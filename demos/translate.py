@@ -13,6 +13,9 @@ Checkpoints are written as training goes, so --resume continues an interrupted r
 import argparse
 import os
 
+# Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
+# save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import tinyattn as ta
 from tinyattn.data import EOS, TOKEN_IDS, ToyTranslation, translate_words

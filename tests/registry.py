@@ -190,3 +190,13 @@ from tinyattn.nn import gelu  # noqa: E402
 
 case(gelu.GELUFunction, "exact (erf), wide range", lambda x: gelu.gelu(x * 3.0), inputs(strided(3, 5)))
 case(gelu.GELUFunction, "tanh approximation", lambda x: gelu.gelu(x * 3.0, approximate="tanh"), inputs(normal(4, 3)))
+
+from tinyattn.nn import additive_attention as aa  # noqa: E402
+
+# (query, W, projected keys U k, v, values); the second batch entry attends to nothing
+case(aa.AdditiveAttention, "two queries, padding mask with an empty row",
+     lambda q, W, uk, v, values: aa.AdditiveAttention.apply(q, W, uk, v, values, _PAD[:, None]),
+     inputs(normal(2, 2, 3), normal(5, 3), normal(2, 4, 5), normal(1, 5), strided(2, 4, 3)))
+case(aa.AdditiveAttention, "causal (Tq, Tk) mask, non-contiguous query",
+     lambda q, W, uk, v, values: aa.AdditiveAttention.apply(q, W, uk, v, values, np.tril(np.ones((4, 4), bool))),
+     inputs(transposed(2, 4, 3), normal(5, 3), normal(2, 4, 5), normal(1, 5), normal(2, 4, 2)))

@@ -6,15 +6,22 @@
    with the gradients of its outputs, and add each input's gradient to the node that made
    that input (or to `.grad`, for a leaf tensor that asked for one).
 3. Free each node after its visit, unless retain_graph=True, so memory goes back at once.
+
+Hooks (hooks.py) see each gradient once it is complete: a node's output gradients just before
+its backward runs, a leaf's after the whole walk; a trace (trace.py) records every visit.
 """
 import numpy as np
 
+from . import trace as _trace
 from .function import _freed_message, zeros_for_output
+from .hooks import run_hooks, run_output_hooks
 
 
 def backward(roots, root_grads, retain_graph=False):
     """Add d(sum_i <root_grads[i], roots[i]>)/d(leaf) into `.grad` of every leaf that wants one."""
     pending = {}  # node -> list with one accumulated gradient (or None) per output
+    held = {}     # id(leaf) -> (leaf, summed gradient), for leaves with hooks, until the walk ends
+    tape = _trace.recording()  # None unless inside `with ta.autograd.trace()`
     starts = []
     for root, grad in zip(roots, root_grads):
         grad = np.asarray(getattr(grad, "data", grad), dtype=root.data.dtype)
@@ -22,7 +29,7 @@ def backward(roots, root_grads, retain_graph=False):
             raise ValueError(f"backward: gradient of shape {grad.shape} for an output of shape {root.data.shape}")
         if root._ctx is None:
             if root.requires_grad:
-                _accumulate_leaf(root, grad, "backward")
+                _accumulate_leaf(root, grad, "backward", held)
             continue
         if root._ctx.freed:
             raise RuntimeError(_freed_message(root._ctx))
@@ -34,13 +41,23 @@ def backward(roots, root_grads, retain_graph=False):
     for node in _reverse_topological_order(starts):
         out_grads = pending.pop(node, None)
         if out_grads is None:  # every path from the roots to here carried no gradient
+            if tape is not None:
+                tape.record(node, None, None, 0.0)
             if not retain_graph:
                 node.release()
             continue
         for index, grad in enumerate(out_grads):
             if grad is None:
                 out_grads[index] = zeros_for_output(*node.output_meta[index])
+        if node.hooks is not None:
+            run_output_hooks(node, out_grads)
+        if retain_graph:
+            node.last_grads = out_grads  # for ta.viz.draw_graph: freed with the graph
+        if tape is not None:
+            started = _trace.clock()
         in_grads = _checked(node, node.fn.backward(node, *out_grads))
+        if tape is not None:
+            tape.record(node, out_grads, in_grads, _trace.clock() - started)
         for position, tensor in node.inputs:
             grad = in_grads[position]
             if grad is None:
@@ -52,7 +69,7 @@ def backward(roots, root_grads, retain_graph=False):
                 )
             parent = tensor._ctx
             if parent is None:
-                _accumulate_leaf(tensor, grad, node.fn.__name__)
+                _accumulate_leaf(tensor, grad, node.fn.__name__, held)
             else:
                 slots = pending.get(parent)
                 if slots is None:
@@ -62,6 +79,8 @@ def backward(roots, root_grads, retain_graph=False):
                 slots[index] = grad if slots[index] is None else slots[index] + grad
         if not retain_graph:
             node.release()
+    for leaf, grad in held.values():
+        _add_to_grad(leaf, run_hooks(leaf._hooks, grad, "a leaf"))
 
 
 def _checked(node, in_grads):
@@ -78,12 +97,21 @@ def _checked(node, in_grads):
     return in_grads
 
 
-def _accumulate_leaf(tensor, grad, op_name):
+def _accumulate_leaf(tensor, grad, op_name, held):
     data = tensor.data
     if grad.shape != data.shape:
         raise RuntimeError(
             f"{op_name}: gradient of shape {grad.shape} for a tensor of shape {data.shape}"
         )
+    if tensor._hooks:  # its hooks see the sum over all its uses, once: hold it till the end
+        _, total = held.get(id(tensor), (tensor, None))
+        held[id(tensor)] = tensor, grad if total is None else total + grad
+    else:
+        _add_to_grad(tensor, grad)
+
+
+def _add_to_grad(tensor, grad):
+    data = tensor.data
     if tensor.grad is None:
         # A copy the tensor owns, in its dtype, so optimisers may update it in place.
         tensor.grad = np.array(grad, dtype=data.dtype, copy=True)

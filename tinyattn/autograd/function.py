@@ -73,9 +73,14 @@ class Context:
       inputs           the Tensor arguments that need a gradient, as (position, tensor) pairs
       needs_input_grad one bool per argument, so backward can skip work nobody asked for
       output_meta      (shape, dtype) of each output, to stand in zeros for an unused output
+    and, only when asked for:
+      hooks            {output index: {key: fn}}: hooks of the outputs (hooks.py)
+      last_grads       each output's gradient in the last backward(retain_graph=True)
     """
 
     freed = False
+    hooks = None
+    last_grads = None
 
     def save_for_backward(self, *arrays):
         self._saved = arrays

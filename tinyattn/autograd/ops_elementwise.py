@@ -5,6 +5,7 @@ gradient is dL/d(input). Binary ops broadcast, so their gradients pass through `
 """
 import numpy as np
 
+from ..ops.sigmoid import sigmoid
 from .broadcast import unbroadcast
 from .function import Function
 from .errors import ShapeError
@@ -198,19 +199,12 @@ class Tanh(Function):
         return g * (1 - y * y)
 
 
-def stable_sigmoid(x):
-    """1 / (1 + exp(-x)) without overflow: with e = exp(-|x|) <= 1, it is 1 / (1 + e) for x >= 0
-    and e / (1 + e) for x < 0."""
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1, e) / (1 + e)
-
-
 class Sigmoid(Function):
-    """y = 1 / (1 + exp(-x)) (stable for x = +-1000, see stable_sigmoid);  dL/dx = g * y * (1 - y)."""
+    """y = 1 / (1 + exp(-x)) (stable for x = +-1000, see tinyattn/ops/sigmoid.py);  dL/dx = g * y * (1 - y)."""
 
     @staticmethod
     def forward(ctx, x):
-        y = stable_sigmoid(x)
+        y = sigmoid(x)
         ctx.save_for_backward(y)
         return y
 

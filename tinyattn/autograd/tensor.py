@@ -16,7 +16,7 @@ from .errors import ShapeError
 
 
 class Tensor:
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "__weakref__")
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "_hooks", "__weakref__")
 
     # Make numpy defer to Tensor's reflected operators (ndarray * tensor -> Tensor.__rmul__).
     __array_priority__ = 1000
@@ -26,6 +26,7 @@ class Tensor:
         self.grad = None
         self._ctx = None
         self._out_index = 0
+        self._hooks = None  # a leaf's hooks (hooks.py); an op's output keeps them on its node
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -116,6 +117,18 @@ class Tensor:
                 )
             grad = np.ones(self.data.shape, self.data.dtype)
         _engine.backward([self], [grad], retain_graph=retain_graph)
+
+    def register_hook(self, fn):
+        """Call fn(grad array) in every backward once this tensor's gradient is complete.
+
+        fn may return a replacement (same shape and dtype) that flows on instead; returns a
+        handle whose .remove() takes the hook off. On a leaf it runs before .grad is updated.
+        """
+        return _hooks.register_hook(self, fn)
+
+    def retain_grad(self):
+        """Keep this intermediate tensor's gradient in .grad (summed across backwards)."""
+        _hooks.retain_grad(self)
 
     # --- operators (the Functions live in ops_*.py) ------------------------------------
     def __add__(self, other):
@@ -305,6 +318,7 @@ def wrap(array):
     tensor.requires_grad = False
     tensor._ctx = None
     tensor._out_index = 0
+    tensor._hooks = None
     return tensor
 
 
@@ -429,6 +443,7 @@ def _axes(axis, ndim, op):
 
 
 from . import engine as _engine  # noqa: E402  (these modules need Tensor defined first)
+from . import hooks as _hooks  # noqa: E402
 from . import ops_elementwise as _ew  # noqa: E402
 from . import ops_nn as _nn  # noqa: E402
 from . import ops_reduce as _reduce  # noqa: E402

@@ -55,18 +55,42 @@ class Decoder(Module):
         self.out = Linear(hidden_size + context_size + embed_dim, vocab_size)
 
     def keys(self, encoder_states):
-        """What the decoder's state is compared with: the encoder states, projected if the score needs it."""
-        return self.key_proj(encoder_states) if "key_proj" in self._modules else encoder_states
+        """What the decoder's state is compared with, computed once per batch: the encoder states,
+        projected where the score needs it (attention.precompute_keys: U k for the additive score)."""
+        if self.attention_kind is None:
+            return None
+        keys = self.key_proj(encoder_states) if "key_proj" in self._modules else encoder_states
+        return self.attention.precompute_keys(keys)
+
+    def attend(self, state, keys, encoder_states, mask):
+        """(context (B, 2H), weights (B, S)): the state (B, H) as the one query of each sentence."""
+        B, H = state.shape
+        context, weights = self.attention(state.reshape(B, 1, H), keys, encoder_states, mask=mask)
+        return context.reshape(B, context.shape[2]), weights
 
     def step(self, embedded, state, keys, encoder_states, mask):
         """One step: (logits (B, V), new state, attention weights (B, S) or None)."""
         if self.attention_kind is None:
             state = self.cell(embedded, state)
             return self.out(cat([state, embedded], axis=-1)), state, None
-        context, weights = self.attention(state.unsqueeze(1), keys, encoder_states, mask=mask)
-        context = context.reshape(context.shape[0], context.shape[2])
+        context, weights = self.attend(state, keys, encoder_states, mask)
         state = self.cell(cat([embedded, context], axis=-1), state)
         return self.out(cat([state, context, embedded], axis=-1)), state, weights.reshape(weights.shape[0], weights.shape[2])
+
+    def teacher_forced_logits(self, embedded, state, keys, encoder_states, mask):
+        """Logits (B, T, V) for every step of embedded (B, T, E) (the true previous words): the
+        steps as in `step`, but the output layer, which feeds nothing back, runs once on all of them."""
+        states, contexts = [], []
+        for word in unbind(embedded, axis=1):
+            if self.attention_kind is None:
+                state = self.cell(word, state)
+            else:
+                context, _ = self.attend(state, keys, encoder_states, mask)
+                contexts.append(context)
+                state = self.cell(cat([word, context], axis=-1), state)
+            states.append(state)
+        features = [stack(states, axis=1)] + ([stack(contexts, axis=1)] if contexts else []) + [embedded]
+        return self.out(cat(features, axis=-1))
 
 
 class Seq2Seq(Module):
@@ -88,12 +112,9 @@ class Seq2Seq(Module):
         encoder_states, state = self.encoder(source, lengths)
         keys = self.decoder.keys(encoder_states)
         mask = padding_mask(lengths, source.shape[1])  # (B, 1, S): the one query sees each real word
-        inputs = unbind(self.decoder.embedding(target[:, :-1]), axis=1)
-        logits = []
-        for embedded in inputs:
-            step_logits, state, _ = self.decoder.step(embedded, state, keys, encoder_states, mask)
-            logits.append(step_logits)
-        return cross_entropy(stack(logits, axis=1), target[:, 1:], ignore_index=self.pad_id)
+        embedded = self.decoder.embedding(target[:, :-1])
+        logits = self.decoder.teacher_forced_logits(embedded, state, keys, encoder_states, mask)
+        return cross_entropy(logits, target[:, 1:], ignore_index=self.pad_id)
 
     def teacher_forced_weights(self, source, lengths, target):
         """Attention weights (B, T, S) while reading the reference target (call under no_grad):

@@ -8,11 +8,18 @@ The five scores (API.md), for a query q and a key k:
     cosine      s * q . k / sqrt((|q|^2 + eps)(|k|^2 + eps)),  s learned (cosine alone is in [-1, 1])
     general     q^T W k                            (Luong et al. 2015)
     additive    v^T tanh(W q + U k)                (Bahdanau et al. 2015; alias "concat")
+
+A decoder that attends over the same keys at every step can compute the part of the score that
+depends on the keys alone once per batch: `keys = attention.precompute_keys(keys)`, then pass
+that object wherever the keys go (additive: U k; general: W k; the others: the keys).
 """
+from typing import NamedTuple
+
 import numpy as np
 
 from ..autograd.errors import ShapeError, require_float
-from ..autograd.tensor import wrap
+from ..autograd.tensor import Tensor, wrap
+from .additive_attention import AdditiveAttention, additive_attention_composed
 from .linear import Embedding, Linear
 from .module import Module, Parameter
 from .masks import attention_mask
@@ -27,8 +34,20 @@ MASK_HINTS = {
 }
 
 
+class PrecomputedKeys(NamedTuple):
+    """The keys (B, Tk, Dk) and what the score computes from them alone (U k, W k, or the keys)."""
+    keys: Tensor
+    projected: Tensor
+
+
 class Attention(Module):
-    """forward(query (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), mask=None) -> (context, weights)."""
+    """forward(query (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), mask=None) -> (context, weights).
+
+    `keys` may also be precompute_keys(keys). The additive score runs as one fused node
+    (additive_attention.py); set `fused = False` to run it as composed autograd ops.
+    """
+
+    fused = True
 
     keyword_hints = MASK_HINTS
 
@@ -51,23 +70,31 @@ class Attention(Module):
             self.U = Linear(key_size, hidden_size, bias=False)
             self.v = Linear(hidden_size, 1, bias=False)
 
-    def scores(self, query, keys):
-        """(B, Tq, Tk): how well each query matches each key, before the softmax.
+    def precompute_keys(self, keys):
+        """What the score needs from the keys alone, computed once: pass the result as `keys`."""
+        if isinstance(keys, PrecomputedKeys):
+            return keys
+        if self.score == "additive":
+            return PrecomputedKeys(keys, self.U(keys))
+        if self.score == "general":
+            return PrecomputedKeys(keys, self.W(keys))
+        return PrecomputedKeys(keys, keys)
 
-        (dot and scaled_dot never come here: forward runs them as one fused node, sdpa.py.)
+    def scores(self, query, keys, projected):
+        """(B, Tq, Tk): how well each query matches each key, before the softmax (cosine, general).
+
+        (dot, scaled_dot and additive never come here: forward runs each as one fused node.)
         """
         if self.score == "cosine":
             eps = 1e-8
             q_norm = ((query * query).sum(-1, keepdims=True) + eps).sqrt()  # (B, Tq, 1)
             k_norm = ((keys * keys).sum(-1, keepdims=True) + eps).sqrt()    # (B, Tk, 1)
             return (query / q_norm) @ (keys / k_norm).transpose(-2, -1) * self.scale
-        if self.score == "general":
-            return query @ self.W(keys).transpose(-2, -1)
-        # additive: every (query, key) pair through one hidden layer: (B, Tq, 1, h) + (B, 1, Tk, h)
-        hidden = (self.W(query).unsqueeze(2) + self.U(keys).unsqueeze(1)).tanh()
-        return self.v(hidden).reshape(hidden.shape[:3])
+        return query @ projected.transpose(-2, -1)  # general: q . (W k)
 
     def forward(self, query, keys, values, mask=None):
+        precomputed = keys if isinstance(keys, PrecomputedKeys) else None
+        keys = precomputed.keys if precomputed else keys
         require_float("Attention", query=query.data, keys=keys.data, values=values.data)
         if query.ndim != 3 or keys.ndim != 3 or values.ndim != 3:
             raise ShapeError(f"Attention: query {query.shape}, keys {keys.shape}, values {values.shape} must be 3-D (B, T, D)")
@@ -78,7 +105,13 @@ class Attention(Module):
         if self.score in ("dot", "scaled_dot"):  # one fused graph node for the whole step
             scale = attention_scale(self.key_size) if self.score == "scaled_dot" else 1.0
             return scaled_dot_product_attention(query, keys, values, mask, scale)
-        scores = self.scores(query, keys)
+        projected = (precomputed or self.precompute_keys(keys)).projected
+        if self.score == "additive":
+            # every (query, key) pair through one hidden layer: tanh(W q + U k), scored by v
+            mask = attention_mask(mask, (query.shape[0], query.shape[1], keys.shape[1]), "Attention")
+            attend = AdditiveAttention.apply if self.fused else additive_attention_composed
+            return attend(query, self.W.weight, projected, self.v.weight, values, mask)
+        scores = self.scores(query, keys, projected)
         weights = scores.softmax(-1, mask=attention_mask(mask, scores.shape, "Attention"))
         return weights @ values, weights
 

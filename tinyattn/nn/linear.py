@@ -7,6 +7,7 @@ from ..autograd.creation import generator
 from ..autograd.errors import ShapeError
 from ..autograd.function import Function
 from ..ops.matmul import matmul
+from ..ops.scatter_rows import scatter_rows
 from .module import Module, Parameter
 
 
@@ -82,8 +83,7 @@ class EmbeddingFunction(Function):
     def backward(ctx, g):
         (indices,) = ctx.saved_tensors
         shape, padding_idx = ctx.meta
-        grad = np.zeros(shape, g.dtype)
-        np.add.at(grad, indices.reshape(-1), g.reshape(-1, shape[1]))
+        grad = scatter_rows(indices.reshape(-1), g.reshape(-1, shape[1]), shape[0])
         if padding_idx is not None:
             grad[padding_idx] = 0
         return grad, None, None

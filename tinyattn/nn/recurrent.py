@@ -1,7 +1,8 @@
 """RNN, GRU and LSTM: cells (one step) and layers (a whole batch-first sequence).
 
 Each cell has two implementations that agree to 1e-10 in float64:
-  * `reference_step(gi, state)`: the equations of recurrent_steps.py written with autograd ops, to read;
+  * `reference(gi, state, weight_hh, bias_hh)` of each step rule below: the equations of
+    recurrent_steps.py written with autograd ops, to read;
   * the fused path (default): one hand-written graph node per step (recurrent_steps.py),
     which benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md).
 Set `module.fused = False` to run the reference. Parameter names and init follow PyTorch, so a
@@ -32,35 +33,22 @@ def _project(x, weight, bias):
     return LinearFunction.apply(x, weight, bias)
 
 
-class _Cell(Module):
-    """One time step. `step(gi, state, keep)` starts from the input projection gi = x W_ih^T + b_ih,
-    so a layer can compute every step's projection in one product; forward(x, state) adds it."""
+class _Rule:
+    """The step equations of one kind of cell, with no parameters of their own: a cell and a
+    layer each hold theirs (the layer under PyTorch's names, per direction) and pass them in.
 
-    kind = None
-    fused = True
+    Each step exists twice, agreeing to 1e-10 in float64: `fused` (one graph node,
+    recurrent_steps.py) and `reference` (the same equations in autograd ops, to read).
+    """
 
-    def __init__(self, input_size, hidden_size, bias=True):
-        if not isinstance(bias, bool):
-            raise TypeError(f"{type(self).__name__}: bias must be True or False, got {bias!r} "
-                            "(as in PyTorch, bias comes before nonlinearity: pass nonlinearity=...)")
-        super().__init__()
-        self.input_size, self.hidden_size = input_size, hidden_size
-        rows = GATES[self.kind] * hidden_size
-        self.weight_ih = _init(hidden_size, rows, input_size)
-        self.weight_hh = _init(hidden_size, rows, hidden_size)
-        self.bias_ih = _init(hidden_size, rows) if bias else None
-        self.bias_hh = _init(hidden_size, rows) if bias else None
+    def __init__(self, hidden_size):
+        self.hidden_size = hidden_size
 
-    def forward(self, x, state=None):
-        self._check(x, state)
-        state = self.zero_state(x) if state is None else state
-        return self.step(_project(x, self.weight_ih, self.bias_ih), state)
-
-    def step(self, gi, state, keep=None, fused=None):
-        """The next state; where keep (bool (B, 1)) is False the old state is kept."""
-        if self.fused if fused is None else fused:
-            return self.fused_step(gi, state, keep)
-        new = self.reference_step(gi, state)
+    def step(self, gi, state, weight_hh, bias_hh, keep=None, fused=True):
+        """The next state from gi = x W_ih^T + b_ih; where keep (bool (B, 1)) is False the old state stays."""
+        if fused:
+            return self.fused(gi, state, weight_hh, bias_hh, keep)
+        new = self.reference(gi, state, weight_hh, bias_hh)
         if keep is None:
             return new
         if isinstance(new, tuple):
@@ -69,6 +57,95 @@ class _Cell(Module):
 
     def zero_state(self, x):
         return wrap(np.zeros((x.shape[0], self.hidden_size), x.dtype))
+
+
+class _RNNRule(_Rule):
+    """h' = tanh(gi + h W_hh^T + b_hh)  (or relu)."""
+
+    def __init__(self, hidden_size, nonlinearity="tanh"):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__(hidden_size)
+        self.nonlinearity = nonlinearity
+
+    def fused(self, gi, h, weight_hh, bias_hh, keep):
+        return RNNStep.apply(gi, h, weight_hh, bias_hh, self.nonlinearity, keep)
+
+    def reference(self, gi, h, weight_hh, bias_hh):
+        pre = gi + _project(h, weight_hh, bias_hh)
+        return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
+
+
+class _GRURule(_Rule):
+    """r, z = sig(.), n = tanh(gi_n + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h."""
+
+    def fused(self, gi, h, weight_hh, bias_hh, keep):
+        return GRUStep.apply(gi, h, weight_hh, bias_hh, keep)
+
+    def reference(self, gi, h, weight_hh, bias_hh):
+        H = self.hidden_size
+        gh = _project(h, weight_hh, bias_hh)
+        r = (gi[:, :H] + gh[:, :H]).sigmoid()
+        z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()
+        n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()
+        return (1 - z) * n + z * h
+
+
+class _LSTMRule(_Rule):
+    """i, f, o = sig(.), g = tanh(.), c' = f * c + i * g, h' = o * tanh(c'); the state is (h, c)."""
+
+    def zero_state(self, x):
+        zeros = super().zero_state(x)
+        return zeros, zeros
+
+    def fused(self, gi, state, weight_hh, bias_hh, keep):
+        h, c = state
+        return LSTMStep.apply(gi, h, c, weight_hh, bias_hh, keep)
+
+    def reference(self, gi, state, weight_hh, bias_hh):
+        h, c = state
+        H = self.hidden_size
+        gates = gi + _project(h, weight_hh, bias_hh)
+        i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()
+        g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()
+        c_new = f * c + i * g
+        return o * c_new.tanh(), c_new
+
+
+RULES = {"RNN": _RNNRule, "GRU": _GRURule, "LSTM": _LSTMRule}
+
+
+def _check_bias(name, bias):
+    if not isinstance(bias, bool):
+        raise TypeError(f"{name}: bias must be True or False, got {bias!r} "
+                        "(as in PyTorch, bias comes before nonlinearity: pass nonlinearity=...)")
+
+
+class _Cell(Module):
+    """One time step: forward(x (B, I), state=None) -> the next state. Its parameters are its own."""
+
+    kind = None
+    fused = True
+
+    def __init__(self, input_size, hidden_size, bias=True, **rule_options):
+        _check_bias(type(self).__name__, bias)
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.rule = RULES[self.kind](hidden_size, **rule_options)
+        rows = GATES[self.kind] * hidden_size
+        self.weight_ih = _init(hidden_size, rows, input_size)
+        self.weight_hh = _init(hidden_size, rows, hidden_size)
+        self.bias_ih = _init(hidden_size, rows) if bias else None
+        self.bias_hh = _init(hidden_size, rows) if bias else None
+
+    def forward(self, x, state=None):
+        self._check(x, state)
+        state = self.rule.zero_state(x) if state is None else state
+        return self.step(_project(x, self.weight_ih, self.bias_ih), state)
+
+    def step(self, gi, state, keep=None):
+        """The next state from the input projection gi (fused or reference as self.fused says)."""
+        return self.rule.step(gi, state, self.weight_hh, self.bias_hh, keep, self.fused)
 
     def _check(self, x, state):
         name = type(self).__name__
@@ -100,17 +177,7 @@ class RNNCell(_Cell):
     kind = "RNN"
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh"):
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
-        super().__init__(input_size, hidden_size, bias)
-        self.nonlinearity = nonlinearity
-
-    def fused_step(self, gi, h, keep):
-        return RNNStep.apply(gi, h, self.weight_hh, self.bias_hh, self.nonlinearity, keep)
-
-    def reference_step(self, gi, h):
-        pre = gi + _project(h, self.weight_hh, self.bias_hh)
-        return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
+        super().__init__(input_size, hidden_size, bias, nonlinearity=nonlinearity)
 
 
 class GRUCell(_Cell):
@@ -118,65 +185,37 @@ class GRUCell(_Cell):
 
     kind = "GRU"
 
-    def fused_step(self, gi, h, keep):
-        return GRUStep.apply(gi, h, self.weight_hh, self.bias_hh, keep)
-
-    def reference_step(self, gi, h):
-        H = self.hidden_size
-        gh = _project(h, self.weight_hh, self.bias_hh)
-        r = (gi[:, :H] + gh[:, :H]).sigmoid()
-        z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()
-        n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()
-        return (1 - z) * n + z * h
-
 
 class LSTMCell(_Cell):
     """i, f, o = sig(.), g = tanh(.), c' = f * c + i * g, h' = o * tanh(c'); forward(x, (h, c)) -> (h', c')."""
 
     kind = "LSTM"
 
-    def zero_state(self, x):
-        zeros = super().zero_state(x)
-        return zeros, zeros
-
-    def fused_step(self, gi, state, keep):
-        h, c = state
-        return LSTMStep.apply(gi, h, c, self.weight_hh, self.bias_hh, keep)
-
-    def reference_step(self, gi, state):
-        h, c = state
-        H = self.hidden_size
-        gates = gi + _project(h, self.weight_hh, self.bias_hh)
-        i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()
-        g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()
-        c_new = f * c + i * g
-        return o * c_new.tanh(), c_new
-
 
 class _Layer(Module):
-    """A batch-first, one-layer recurrent layer over (B, T, I), optionally bidirectional."""
+    """A batch-first, one-layer recurrent layer over (B, T, I), optionally bidirectional.
+
+    Its parameters are its own, under PyTorch's names (weight_ih_l0, ..., ..._reverse); the
+    step equations come from the same rule the cells use.
+    """
 
     kind = None
-    cell_class = None
     fused = True
 
-    def __init__(self, input_size, hidden_size, bidirectional=False, bias=True, **cell_options):
+    def __init__(self, input_size, hidden_size, bidirectional=False, bias=True, **rule_options):
+        _check_bias(type(self).__name__, bias)
         super().__init__()
         self.input_size, self.hidden_size, self.bidirectional = input_size, hidden_size, bidirectional
-        self.cells = []  # plain list, not registered: the parameters live on the layer, named as PyTorch
-        for suffix in ("", "_reverse")[: 2 if bidirectional else 1]:
-            cell = self.cell_class(input_size, hidden_size, bias, **cell_options)
-            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-                setattr(self, f"{name}_l0{suffix}", getattr(cell, name))
-            self.cells.append(cell)
+        self.rule = RULES[self.kind](hidden_size, **rule_options)
+        rows = GATES[self.kind] * hidden_size
+        for suffix in self._suffixes():
+            setattr(self, f"weight_ih_l0{suffix}", _init(hidden_size, rows, input_size))
+            setattr(self, f"weight_hh_l0{suffix}", _init(hidden_size, rows, hidden_size))
+            setattr(self, f"bias_ih_l0{suffix}", _init(hidden_size, rows) if bias else None)
+            setattr(self, f"bias_hh_l0{suffix}", _init(hidden_size, rows) if bias else None)
 
-    def _cell(self, d):
-        """The direction's cell, pointed at the layer's parameters (in case one was reassigned)."""
-        cell = self.cells[d]
-        suffix = "_reverse" if d else ""
-        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-            object.__setattr__(cell, name, getattr(self, f"{name}_l0{suffix}"))
-        return cell
+    def _suffixes(self):
+        return ("", "_reverse") if self.bidirectional else ("",)
 
     def forward(self, x, h0=None, lengths=None):
         if x.ndim != 3 or x.shape[2] != self.input_size:
@@ -188,14 +227,16 @@ class _Layer(Module):
         lengths, keeps = _step_masks(lengths, B, T, type(self).__name__)
         initial = self._initial_states(h0, x, D)
         outputs, finals = [], []
-        for d in range(D):
-            cell = self._cell(d)
+        for d, suffix in enumerate(self._suffixes()):
+            weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l0{suffix}")
+                                                      for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
             # every step's input projection in one product, then split into steps in one node
-            gi_steps = unbind(_project(x, cell.weight_ih, cell.bias_ih), axis=1)
+            gi_steps = unbind(_project(x, weight_ih, bias_ih), axis=1)
             state = initial[d]
             per_step = [None] * T
             for t in (reversed(range(T)) if d else range(T)):
-                state = cell.step(gi_steps[t], state, None if keeps is None else keeps[t], fused=self.fused)
+                keep = None if keeps is None else keeps[t]
+                state = self.rule.step(gi_steps[t], state, weight_hh, bias_hh, keep, self.fused)
                 per_step[t] = state[0] if isinstance(state, tuple) else state
             outputs.append(stack(per_step, axis=1))
             finals.append(state)
@@ -215,27 +256,33 @@ class _Layer(Module):
     def _final_states(self, finals):
         return stack(finals, axis=0)
 
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}, bidirectional={self.bidirectional}"
+
 
 class RNN(_Layer):
     """Elman RNN layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (D, B, H))."""
 
-    kind, cell_class = "RNN", RNNCell
+    kind = "RNN"
+
+    def __init__(self, input_size, hidden_size, bidirectional=False, bias=True, nonlinearity="tanh"):
+        super().__init__(input_size, hidden_size, bidirectional, bias, nonlinearity=nonlinearity)
 
 
 class GRU(_Layer):
     """GRU layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (D, B, H))."""
 
-    kind, cell_class = "GRU", GRUCell
+    kind = "GRU"
 
 
 class LSTM(_Layer):
     """LSTM layer; forward(x, (h0, c0)=None, lengths=None) -> (outputs, (h_n, c_n)), each state (D, B, H)."""
 
-    kind, cell_class = "LSTM", LSTMCell
+    kind = "LSTM"
 
     def _initial_states(self, h0, x, D):
         if h0 is None:
-            return [self.cells[0].zero_state(x)] * D
+            return [self.rule.zero_state(x)] * D
         if not isinstance(h0, (tuple, list)) or len(h0) != 2:
             raise TypeError("LSTM: the initial state is a pair (h0, c0), each (D, batch, hidden)")
         h, c = h0

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..autograd.tensor import Tensor
 from ..nn.module import Parameter
+from ..ops.adam import adam_update
 
 
 class Optimizer:
@@ -105,18 +106,13 @@ class Adam(Optimizer):
     def _update(self, p, g, state):
         dtype = p.data.dtype.type  # all arithmetic in the parameter's dtype (see SGD)
         b1, b2 = self.hyper["betas"]
-        if self.hyper["weight_decay"]:
-            g = g + dtype(self.hyper["weight_decay"]) * p.data
         if not state:
             state["step"] = 0
             state["exp_avg"] = np.zeros_like(p.data)
             state["exp_avg_sq"] = np.zeros_like(p.data)
         state["step"] += 1
-        t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
-        m *= dtype(b1)
-        m += dtype(1 - b1) * g
-        v *= dtype(b2)
-        v += dtype(1 - b2) * g * g
-        step_size = dtype(self.hyper["lr"] / (1 - b1 ** t))
-        denom = np.sqrt(v) / dtype(math.sqrt(1 - b2 ** t)) + dtype(self.hyper["eps"])
-        p.data -= step_size * (m / denom)
+        t = state["step"]
+        # one pass over the parameter (tinyattn/ops/adam.py: a Numba kernel beside the numpy reference)
+        adam_update(p.data, g, state["exp_avg"], state["exp_avg_sq"], (dtype(b1), dtype(1 - b1)), (dtype(b2), dtype(1 - b2)),
+                    dtype(self.hyper["lr"] / (1 - b1 ** t)), dtype(math.sqrt(1 - b2 ** t)),
+                    dtype(self.hyper["eps"]), dtype(self.hyper["weight_decay"]))

@@ -1,4 +1,6 @@
 """Pictures of learning: forward weights beside their gradients, and attention as it trains."""
+import textwrap
+
 import numpy as np
 
 from .heatmaps import _array, _finish, _pyplot
@@ -20,18 +22,21 @@ def gradient_panels(panels, path=None, title=None):
             image = ax.imshow(values, cmap="RdBu_r", vmin=-top, vmax=top)
         else:
             image = ax.imshow(values, cmap="viridis", vmin=0, vmax=max(1e-12, values.max()))
-        for (i, j), v in np.ndenumerate(values):
-            if values.size <= 36:
-                ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize=8)
+        if values.size <= 36:  # small enough to print each entry in its cell
+            for (i, j), v in np.ndenumerate(values):
+                top = np.abs(values).max()
+                dark = abs(v) > 0.6 * top if panel.get("signed") else v < 0.6 * top
+                ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize=8, color="white" if dark else "black")
         rows, cols = values.shape
         ax.set_xticks(range(cols), panel.get("x_labels", range(cols)))
         ax.set_yticks(range(rows), panel.get("y_labels", range(rows)))
         ax.set_title(panel["title"], fontsize=10)
-        ax.text(0.5, -0.14, panel["caption"], transform=ax.transAxes, ha="center", va="top", fontsize=8.5, wrap=True)
+        ax.text(0.5, -0.12, textwrap.fill(panel["caption"], 44), transform=ax.transAxes, ha="center", va="top",
+                fontsize=8.5)
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     if title:
         fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return _finish(plt, fig, path)
 
 

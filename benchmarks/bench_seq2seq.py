@@ -1,0 +1,213 @@
+"""The translation model's whole training step, tinyattn against an identical PyTorch twin.
+
+    python benchmarks/bench_seq2seq.py            # about a minute on 2 cores
+    python benchmarks/bench_seq2seq.py --rounds 7 --steps 20
+
+The model is demos/translate.py's: tinyattn.models.Seq2Seq (embed 32, hidden 64, bidirectional
+GRU encoder, GRUCell decoder with Bahdanau's additive attention), batch 64 of
+ToyTranslation(max_phrases=4). The twin is written with torch.nn (nn.GRU over packed
+sequences, nn.GRUCell, the same additive score), gets the same weights, and must give the same
+first-step loss. A step is forward, backward, clip_grad_norm_(1.0) and Adam(lr 3e-3).
+
+Each thread count runs in its own process (OpenBLAS reads its thread count at start-up). In
+that process the engines take turns in blocks of steps, never step by step: an engine's idle
+threads keep spinning for a while after its last call and would slow the other one down.
+Printed: the median step time of each engine over all its steps, the range of its block
+medians, and the ratio tinyattn / PyTorch.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+B, EMBED, HIDDEN = 64, 32, 64
+
+
+def tinyattn_setup(batch=B, max_phrases=4, seed=0):
+    """(model, optimizer, batches, step function) for the tinyattn model."""
+    import tinyattn as ta
+    from tinyattn.data import TOKEN_IDS, ToyTranslation
+    from tinyattn.models import Seq2Seq
+
+    ta.manual_seed(seed)
+    data = ToyTranslation(max_phrases=max_phrases, seed=seed)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=EMBED, hidden_size=HIDDEN)
+    opt = ta.optim.Adam(model.parameters(), lr=3e-3)
+    batches = [data.batch(batch) for _ in range(8)]
+
+    def step(source, lengths, target):
+        loss = model.loss(source, lengths, target)
+        opt.zero_grad()
+        loss.backward()
+        ta.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss.item()
+
+    return model, batches, step
+
+
+def torch_twin(model):
+    """A torch.nn module computing what `model` (a tinyattn Seq2Seq) computes, with its weights."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    encoder, decoder = model.encoder, model.decoder
+    pad_id = model.pad_id
+
+    class Twin(nn.Module):
+        def __init__(self):
+            super().__init__()
+            src_vocab, embed = encoder.embedding.weight.shape
+            tgt_vocab = decoder.embedding.weight.shape[0]
+            hidden = encoder.rnn.hidden_size
+            self.src_embedding = nn.Embedding(src_vocab, embed, padding_idx=pad_id)
+            self.rnn = nn.GRU(embed, hidden, batch_first=True, bidirectional=True)
+            self.bridge = nn.Linear(2 * hidden, hidden)
+            self.tgt_embedding = nn.Embedding(tgt_vocab, embed, padding_idx=pad_id)
+            self.W = nn.Linear(hidden, hidden, bias=False)
+            self.U = nn.Linear(2 * hidden, hidden, bias=False)
+            self.v = nn.Linear(hidden, 1, bias=False)
+            self.cell = nn.GRUCell(embed + 2 * hidden, hidden)
+            self.out = nn.Linear(hidden + 2 * hidden + embed, tgt_vocab)
+
+        def loss(self, source, lengths, target):
+            S = source.shape[1]
+            packed = pack_padded_sequence(self.src_embedding(source), lengths, batch_first=True, enforce_sorted=False)
+            states, h_n = self.rnn(packed)
+            states, _ = pad_packed_sequence(states, batch_first=True, total_length=S)
+            state = torch.tanh(self.bridge(torch.cat([h_n[0], h_n[1]], dim=-1)))
+            keys = self.U(states)                                          # (B, S, h), once per batch
+            hidden_mask = torch.arange(S)[None, :] >= lengths[:, None]     # True = padding
+            logits = []
+            for embedded in self.tgt_embedding(target[:, :-1]).unbind(1):
+                scores = self.v(torch.tanh(self.W(state)[:, None, :] + keys)).squeeze(-1)
+                weights = scores.masked_fill(hidden_mask, float("-inf")).softmax(-1)
+                context = (weights[:, :, None] * states).sum(1)
+                state = self.cell(torch.cat([embedded, context], dim=-1), state)
+                logits.append(self.out(torch.cat([state, context, embedded], dim=-1)))
+            logits = torch.stack(logits, 1)
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target[:, 1:].reshape(-1), ignore_index=pad_id)
+
+    twin = Twin()
+    ours = dict(model.named_parameters())
+    names = {"src_embedding.weight": "encoder.embedding.weight", "tgt_embedding.weight": "decoder.embedding.weight",
+             "bridge.weight": "encoder.bridge.weight", "bridge.bias": "encoder.bridge.bias",
+             "W.weight": "decoder.attention.W.weight", "U.weight": "decoder.attention.U.weight",
+             "v.weight": "decoder.attention.v.weight", "out.weight": "decoder.out.weight", "out.bias": "decoder.out.bias"}
+    for name, _ in twin.named_parameters():
+        if name.startswith("rnn."):
+            names[name] = "encoder." + name
+        elif name.startswith("cell."):
+            names[name] = "decoder." + name
+    with torch.no_grad():
+        for name, p in twin.named_parameters():
+            p.copy_(torch.from_numpy(np.array(ours[names[name]].data)))
+    return twin
+
+
+def torch_setup(model, batches):
+    """(twin, torch batches, step function) for the PyTorch twin of `model`."""
+    import torch
+
+    twin = torch_twin(model)
+    opt = torch.optim.Adam(twin.parameters(), lr=3e-3)
+    torch_batches = [tuple(torch.from_numpy(a) for a in b) for b in batches]
+
+    def step(source, lengths, target):
+        loss = twin.loss(source, lengths, target)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(twin.parameters(), 1.0)
+        opt.step()
+        return loss.item()
+
+    return twin, torch_batches, step
+
+
+def engines(batch=B, max_phrases=4):
+    """{"tinyattn": (step, batches), "PyTorch": (step, batches)} after checking the first losses agree."""
+    model, batches, tiny_step = tinyattn_setup(batch, max_phrases)
+    twin, torch_batches, torch_step = torch_setup(model, batches)
+    ours, theirs = tiny_step(*batches[0]), torch_step(*torch_batches[0])
+    if abs(ours - theirs) > 1e-5 * max(1.0, abs(theirs)):
+        raise AssertionError(f"first-step losses differ: tinyattn {ours:.7f}, PyTorch {theirs:.7f}")
+    return {"tinyattn": (tiny_step, batches), "PyTorch": (torch_step, torch_batches)}, (ours, theirs)
+
+
+def time_blocks(runs, rounds, steps):
+    """{engine: list of per-block lists of step times (ms)}, the engines taking turns by block."""
+    times = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, (step, batches) in runs.items():
+            block = []
+            for i in range(steps):
+                start = time.perf_counter()
+                step(*batches[i % len(batches)])
+                block.append((time.perf_counter() - start) * 1e3)
+            times[name].append(block)
+            time.sleep(0.2)  # let the engine's worker threads fall asleep before the other starts
+    return times
+
+
+def summary(blocks):
+    """(median over every step, lowest block median, highest block median), in ms."""
+    medians = [float(np.median(b)) for b in blocks]
+    return float(np.median(np.concatenate(blocks))), min(medians), max(medians)
+
+
+def child(threads, rounds, steps):
+    import torch
+
+    torch.set_num_threads(threads)
+    runs, (ours, theirs) = engines()
+    for step, batches in runs.values():  # warm-up: Numba loads its kernels, allocators settle
+        for b in batches[:3]:
+            step(*b)
+    times = time_blocks(runs, rounds, steps)
+    tiny, pt = summary(times["tinyattn"]), summary(times["PyTorch"])
+    print(f"{threads}\t{tiny[0]:.2f}\t{tiny[1]:.2f}\t{tiny[2]:.2f}\t{pt[0]:.2f}\t{pt[1]:.2f}\t{pt[2]:.2f}\t{ours:.7f}\t{theirs:.7f}")
+
+
+def measure(threads, rounds, steps):
+    """Run one thread count in a fresh process; (tinyattn summary, PyTorch summary, losses)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds),
+                          "--steps", str(steps)], env=env, capture_output=True, text=True, check=True)
+    fields = out.stdout.strip().splitlines()[-1].split("\t")
+    values = [float(f) for f in fields[1:]]
+    return tuple(values[0:3]), tuple(values[3:6]), tuple(values[6:8])
+
+
+def run(rounds=5, steps=15):
+    rows = {}
+    print("| threads per engine | tinyattn ms/step (median, block range) | PyTorch ms/step | tinyattn / PyTorch |")
+    print("|---|---|---|---|")
+    for threads in (1, 2):
+        tiny, pt, losses = measure(threads, rounds, steps)
+        rows[threads] = tiny, pt
+        print(f"| {threads} | {tiny[0]:.1f} ({tiny[1]:.1f}-{tiny[2]:.1f}) | {pt[0]:.1f} ({pt[1]:.1f}-{pt[2]:.1f}) "
+              f"| {tiny[0] / pt[0]:.2f} |")
+    best_tiny = min(rows.values(), key=lambda r: r[0][0])[0][0]
+    best_torch = min(rows.values(), key=lambda r: r[1][0])[1][0]
+    print(f"\nbest of each: tinyattn {best_tiny:.1f} ms, PyTorch {best_torch:.1f} ms, ratio {best_tiny / best_torch:.2f}"
+          f"  (first-step loss {losses[0]:.6f} vs {losses[1]:.6f}; {rounds} rounds of {steps} steps per engine)")
+    return rows
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="blocks per engine, alternating")
+    parser.add_argument("--steps", type=int, default=15, help="training steps per block")
+    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    if args.child is not None:
+        child(args.child, args.rounds, args.steps)
+    else:
+        run(args.rounds, args.steps)

@@ -1,0 +1,171 @@
+"""The fused kernels (additive attention, GRU/LSTM gates, sigmoid, Adam, row scatter, tanh and
+sigmoid scalars) against their numpy references, and the fused layers against composed ops."""
+import numba
+import numpy as np
+import pytest
+
+import tinyattn as ta
+import tinyattn.nn as nn
+from tinyattn.data import TOKEN_IDS, ToyTranslation
+from tinyattn.models import Seq2Seq
+from tinyattn.nn.additive_attention import AdditiveAttention, additive_attention_composed
+from tinyattn.ops import adam, matmul, recurrent_gates as rg, scatter_rows, sigmoid, use_backend
+from tinyattn.ops import additive_attention as aa
+from tinyattn.ops.fast_activations import fast_sigmoid, fast_tanh
+
+DTYPES = [np.float32, np.float64]
+TOL = {np.float32: 2e-5, np.float64: 1e-12}
+
+
+@numba.njit(error_model="numpy")
+def _apply_tanh(x, out):
+    for j in range(x.shape[0]):
+        out[j] = fast_tanh(x[j])
+
+
+@numba.njit(error_model="numpy")
+def _apply_sigmoid(x, out):
+    for j in range(x.shape[0]):
+        out[j] = fast_sigmoid(x[j])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fast_tanh_and_sigmoid_within_a_few_ulp(dtype):
+    x = np.concatenate([np.linspace(-25, 25, 20001), np.geomspace(1e-30, 25, 4000), -np.geomspace(1e-30, 25, 4000),
+                        [0.0, 0.6249, 0.625, 0.6251, 1000.0, -1000.0]]).astype(dtype)
+    with np.errstate(over="ignore"):  # exp(1000) = inf: sigmoid(-1000) = 0 exactly
+        exact = {"tanh": np.tanh(x.astype(np.float64)), "sigmoid": 1 / (1 + np.exp(-x.astype(np.float64)))}
+    for name, kernel in (("tanh", _apply_tanh), ("sigmoid", _apply_sigmoid)):
+        out = np.empty_like(x)
+        kernel(x, out)
+        ulp = np.spacing(np.abs(exact[name]).astype(dtype)).astype(np.float64)
+        worst = np.max(np.abs(out - exact[name]) / ulp)
+        assert worst <= 4, f"{name} {np.dtype(dtype).name}: {worst} ulp"
+    special = np.array([np.inf, -np.inf, np.nan], dtype)
+    out = np.empty_like(special)
+    _apply_tanh(special, out)
+    np.testing.assert_array_equal(out, [1, -1, np.nan])
+    _apply_sigmoid(special, out)
+    np.testing.assert_array_equal(out, [1, 0, np.nan])
+
+
+def _attention_arrays(rng, dtype, B=3, Tq=2, Tk=5, h=7, Dv=4):
+    wq, uk = rng.standard_normal((B, Tq, h)).astype(dtype), rng.standard_normal((B, Tk, h)).astype(dtype)
+    v, values = rng.standard_normal(h).astype(dtype), rng.standard_normal((B, Tk, Dv)).astype(dtype)
+    mask = rng.random((B, Tq, Tk)) < 0.7
+    mask[1, 0] = False  # a query with nothing to attend
+    return wq, uk, v, values, mask
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_additive_attention_kernels_match_the_reference(dtype, rng):
+    wq, uk, v, values, mask = _attention_arrays(rng, dtype)
+    hidden = aa.pair_tanh(wq, uk)
+    d_score = rng.standard_normal(hidden.shape[:3]).astype(dtype)
+    for a, b in zip(aa.through_pair_tanh_numba(d_score, v, hidden), aa.through_pair_tanh_reference(d_score, v, hidden)):
+        np.testing.assert_allclose(a, b, rtol=10 * TOL[dtype], atol=10 * TOL[dtype])
+    with use_backend("numba"):
+        context, weights, _ = aa.additive_attention(wq, uk, v, values, mask)
+    assert not weights[1, 0].any() and not context[1, 0].any()  # empty row: zero weights, zero context
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_fused_additive_attention_equals_the_composed_ops_in_float64(backend, rng):
+    def run(attend):
+        r = np.random.default_rng(5)
+        args = [ta.tensor(r.standard_normal(s), requires_grad=True) for s in [(3, 2, 4), (6, 4), (3, 5, 6), (1, 6), (3, 5, 2)]]
+        mask = nn.padding_mask(np.array([5, 0, 3]), 5)
+        with use_backend(backend):
+            context, weights = attend(*args, mask)
+            ((context * ta.tensor(r.standard_normal(context.shape))).sum()
+             + (weights * ta.tensor(r.standard_normal(weights.shape))).sum()).backward()
+        return [context.data, weights.data] + [a.grad for a in args]
+
+    for fused, composed in zip(run(AdditiveAttention.apply), run(additive_attention_composed)):
+        np.testing.assert_allclose(fused, composed, rtol=0, atol=1e-10)
+
+
+def test_attention_layer_fused_or_not_and_with_precomputed_keys_agree(rng):
+    attention = nn.Attention(4, 6, score="additive", hidden_size=5).double()
+    query, keys = ta.tensor(rng.standard_normal((2, 3, 4))), ta.tensor(rng.standard_normal((2, 7, 6)))
+    mask = nn.padding_mask(np.array([7, 2]), 7)
+    fused = attention(query, keys, keys, mask=mask)
+    precomputed = attention(query, attention.precompute_keys(keys), keys, mask=mask)
+    attention.fused = False
+    composed = attention(query, keys, keys, mask=mask)
+    for a, b, c in zip(fused, precomputed, composed):
+        np.testing.assert_allclose(a.data, c.data, atol=1e-12)
+        np.testing.assert_array_equal(a.data, b.data)
+
+
+def test_seq2seq_loss_equals_the_step_by_step_decoder_in_float64():
+    ta.manual_seed(0)
+    data = ToyTranslation(max_phrases=2, seed=4)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=5, hidden_size=6).double()
+    source, lengths, target = data.batch(4)
+    states, state = model.encoder(source, lengths)
+    keys, mask = model.decoder.keys(states), nn.padding_mask(lengths, source.shape[1])
+    logits = []
+    for t in range(target.shape[1] - 1):
+        step_logits, state, _ = model.decoder.step(model.decoder.embedding(target[:, t]), state, keys, states, mask)
+        logits.append(step_logits)
+    expected = ta.cross_entropy(ta.stack(logits, axis=1), target[:, 1:], ignore_index=TOKEN_IDS["pad_id"])
+    assert abs(model.loss(source, lengths, target).item() - expected.item()) < 1e-12
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("frozen", [False, True])
+def test_gru_and_lstm_gate_kernels_match_the_reference(dtype, frozen, rng):
+    B, H = 5, 6
+    keep = np.array([[True], [False], [True], [True], [False]]) if frozen else None
+    normal = lambda *s: rng.standard_normal(s).astype(dtype)  # noqa: E731
+    gi, gh, h, g = normal(B, 3 * H), normal(B, 3 * H), normal(B, H), normal(B, H)
+    with use_backend("numba"):
+        fast = rg.gru_gates(gi, gh, h, keep)
+        fast_back = rg.gru_gates_backward(g, h, *fast[1:], gh, keep)
+    with use_backend("numpy"):
+        slow = rg.gru_gates(gi, gh, h, keep)
+        slow_back = rg.gru_gates_backward(g, h, *slow[1:], gh, keep)
+    for a, b in zip(fast + fast_back, slow + slow_back):
+        np.testing.assert_allclose(a, b, rtol=TOL[dtype], atol=TOL[dtype])
+
+    gates, c, grad_c = normal(B, 4 * H), normal(B, H), normal(B, H)
+    with use_backend("numba"):
+        fast = rg.lstm_gates(gates, c, h, keep)
+        fast_back = rg.lstm_gates_backward(g, grad_c, c, *fast[2:], keep)
+    with use_backend("numpy"):
+        slow = rg.lstm_gates(gates, c, h, keep)
+        slow_back = rg.lstm_gates_backward(g, grad_c, c, *slow[2:], keep)
+    for a, b in zip(fast + fast_back, slow + slow_back):
+        if b is None:
+            assert a is None
+        else:
+            np.testing.assert_allclose(a, b, rtol=TOL[dtype], atol=TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sigmoid_scatter_and_outer_product_kernels_match_their_references(dtype, rng):
+    x = (rng.standard_normal((7, 9)) * 30).astype(dtype)
+    np.testing.assert_allclose(sigmoid.sigmoid_numba(x), sigmoid.sigmoid_reference(x), rtol=TOL[dtype], atol=0)
+    indices, rows = rng.integers(0, 4, 50), rng.standard_normal((50, 3)).astype(dtype)
+    # the same additions in the same order: the same bits
+    np.testing.assert_array_equal(scatter_rows.scatter_rows(indices, rows, 6),
+                                  scatter_rows.scatter_rows_reference(indices, rows, 6))
+    a, b = rng.standard_normal((4, 5, 1)).astype(dtype), rng.standard_normal((3, 1, 1, 6)).astype(dtype)
+    np.testing.assert_array_equal(matmul.matmul(a, b), matmul.matmul_reference(a, b))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("weight_decay", [0.0, 0.1])
+def test_adam_kernel_gives_the_references_bits(dtype, weight_decay, rng):
+    f = np.dtype(dtype).type
+    p, g = rng.standard_normal((6, 5)).astype(dtype), rng.standard_normal((6, 5)).astype(dtype)
+    arrays = [[p.copy(), np.zeros_like(p), np.zeros_like(p)] for _ in range(2)]
+    for t in range(1, 4):
+        scalars = ((f(0.9), f(1 - 0.9)), (f(0.999), f(1 - 0.999)), f(0.01 / (1 - 0.9 ** t)),
+                   f(np.sqrt(1 - 0.999 ** t)), f(1e-8), f(weight_decay))
+        adam.adam_update_reference(arrays[0][0], g, arrays[0][1], arrays[0][2], *scalars)
+        with use_backend("numba"):
+            adam.adam_update(arrays[1][0], g, arrays[1][1], arrays[1][2], *scalars)
+        for a, b in zip(*arrays):
+            np.testing.assert_array_equal(a, b)

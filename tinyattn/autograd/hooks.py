@@ -1,0 +1,125 @@
+"""Tensor hooks and retain_grad: functions the backward walk calls with a tensor's gradient.
+
+`t.register_hook(fn)` asks the walk to call fn(grad) once per backward, when t's gradient is
+complete (summed over every op that used t), before that gradient flows on: into the node
+that made t, or into t.grad for a leaf. fn may return a replacement of the same shape and
+dtype. `t.retain_grad()` is a hook that keeps the gradient of an intermediate tensor in t.grad;
+it runs after the other hooks, so t.grad shows what flowed on (as in PyTorch).
+
+Where they live: a leaf keeps its hooks itself (`tensor._hooks`); a tensor made by an op keeps
+them on its graph node, by output index (`ctx.hooks`), since the walk sees nodes, not tensors.
+Either way a hook-less graph costs the walk one `is None` test per node or leaf.
+"""
+import itertools
+import weakref
+
+import numpy as np
+
+_RETAIN = "retain_grad"  # the key of the retain_grad hook: always run last
+_next_key = itertools.count()
+
+
+class RemovableHandle:
+    """What register_hook returns: `handle.remove()` takes the hook off again."""
+
+    def __init__(self, hooks, key):
+        self._hooks, self._key = hooks, key
+
+    def remove(self):
+        self._hooks.pop(self._key, None)
+
+
+def _hooks_dict(tensor):
+    """The {key: fn} dict of `tensor`'s hooks, made empty on first use."""
+    ctx = tensor._ctx
+    if ctx is None:
+        if tensor._hooks is None:
+            tensor._hooks = {}
+        return tensor._hooks
+    if ctx.hooks is None:
+        ctx.hooks = {}
+    return ctx.hooks.setdefault(tensor._out_index, {})
+
+
+def register_hook(tensor, fn):
+    if not callable(fn):
+        raise TypeError(f"register_hook: expected a function of the gradient array, got {type(fn).__name__}")
+    _check_requires_grad(tensor, "register_hook", "a hook")
+    hooks = _hooks_dict(tensor)
+    key = next(_next_key)
+    hooks[key] = fn
+    return RemovableHandle(hooks, key)
+
+
+def retain_grad(tensor):
+    _check_requires_grad(tensor, "retain_grad", "a gradient")
+    if tensor._ctx is None:
+        return  # a leaf keeps its gradient in .grad anyway
+    # A weak reference: the graph node must not keep the tensor alive (nor make a cycle).
+    _hooks_dict(tensor)[_RETAIN] = _Retain(weakref.ref(tensor))
+
+
+class _Retain:
+    """Adds the gradient into tensor.grad, as the walk does for a leaf (across backwards too)."""
+
+    def __init__(self, tensor_ref):
+        self.tensor_ref = tensor_ref
+
+    def __call__(self, grad):
+        tensor = self.tensor_ref()
+        if tensor is None:
+            return
+        if tensor.grad is None:
+            tensor.grad = np.array(grad, dtype=tensor.data.dtype, copy=True)
+        else:
+            tensor.grad = tensor.grad + grad
+
+
+def run_hooks(hooks, grad, what):
+    """Call each hook on `grad` in the order registered, retain_grad last; the final gradient.
+
+    Hooks see a read-only view: the array may be shared with other branches of the graph, so
+    a hook returns a new array instead of changing this one in place. `what` names the tensor
+    ("output 0 of MatMul", "a leaf") in the error for a replacement of the wrong shape or dtype.
+    """
+    for key, fn in list(hooks.items()):
+        if key == _RETAIN:
+            continue
+        new = fn(_read_only(grad))
+        if new is None:
+            continue
+        if isinstance(new, np.generic):  # a 0-d array times a number gives a numpy scalar
+            new = np.asarray(new)
+        if not isinstance(new, np.ndarray) or new.shape != grad.shape or new.dtype != grad.dtype:
+            got = f"a {new.dtype} array of shape {new.shape}" if isinstance(new, np.ndarray) else f"a {type(new).__name__}"
+            raise RuntimeError(
+                f"hook {getattr(fn, '__qualname__', fn)} on {what}, a {grad.dtype} tensor of shape {grad.shape}, "
+                f"returned {got}: a hook returns None or an array of that shape and dtype"
+            )
+        grad = new
+    retain = hooks.get(_RETAIN)
+    if retain is not None:
+        retain(grad)
+    return grad
+
+
+def _read_only(array):
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def _check_requires_grad(tensor, op, thing):
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            f"{op}: this tensor of shape {tensor.data.shape} does not require grad, so no gradient "
+            f"reaches it and {thing} would never be seen (make it with requires_grad=True)"
+        )
+
+
+def run_output_hooks(node, out_grads):
+    """Run the hooks of each output of `node` on its gradient, replacing it in out_grads."""
+    for index, hooks in node.hooks.items():
+        if hooks:
+            what = f"the output of {node.fn.__name__}" if len(out_grads) == 1 else f"output {index} of {node.fn.__name__}"
+            out_grads[index] = run_hooks(hooks, out_grads[index], what)
