@@ -12,7 +12,7 @@ two clauses (subject verb object, joined by "and"), drawn from a seeded generato
 """
 import numpy as np
 
-from .toy_translation import PAD, Vocabulary, pad_batch
+from .toy_translation import Vocabulary, pad_batch
 
 TAGS = ["DET", "ADJ", "NOUN", "VERB", "PRON", "CONJ"]
 TAG_PAD = -100  # the tag of padding: F.cross_entropy(..., ignore_index=TAG_PAD) skips it
