@@ -21,6 +21,10 @@ sentence, and say which word each "saw" looked at most.
 import argparse
 import os
 
+# Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
+# save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import numpy as np
 
 import tinyattn as ta

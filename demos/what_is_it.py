@@ -15,6 +15,10 @@ and draw the attention of "it" over the sentence in every layer and head.
 import argparse
 import os
 
+# Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
+# save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import numpy as np
 
 import tinyattn as ta
