@@ -1,0 +1,184 @@
+"""Long reviews: an LSTM's last state forgets the start; attention lets the classifier look back.
+
+    python demos/long_reviews.py            # the quick run: about a minute on 2 cores
+    python demos/long_reviews.py --full     # longer training, a few minutes
+    python demos/long_reviews.py --resume   # continue an interrupted run from its checkpoints
+
+The reviews (tinyattn/data/long_reviews.py) are 10 to 200 words of neutral filler with one to
+three opinions ("good", "not bad", "awful", ...) at random places, often far from the end; all
+opinions of a review agree and decide its label, and negation means counting words is not
+enough. Four classifiers with about the same number of weights learn it:
+
+  * an LSTM whose last state is all the classifier sees;
+  * the same LSTM read by attention pooling (a learned softmax over all its states);
+  * an LSTMN (Cheng et al. 2016, https://arxiv.org/abs/1601.06733: an LSTM that attends over
+    its own past states at every step) read by attention pooling;
+  * a one-layer Transformer encoder (Vaswani et al. 2017, https://arxiv.org/abs/1706.03762)
+    read by attention pooling.
+
+We print and plot accuracy against review length, and draw, for one long review, where the
+pooling looked and what the LSTMN attended to in its own past. The LSTMN is a Python loop over
+the words with attention over every earlier step (time grows with the square of the length),
+so it trains on half the batch of the others.
+"""
+import argparse
+import os
+
+# Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
+# save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+import tinyattn as ta
+import tinyattn.nn.functional as F
+from tinyattn.data import PAD
+from tinyattn.data.long_reviews import LABELS, NEGATIVE, POSITIVE, LongReviews
+from tinyattn.models.classifiers import SequenceClassifier
+
+BUCKETS = [(10, 30), (30, 60), (60, 100), (100, 150), (150, 200)]
+MODELS = {  # name -> (SequenceClassifier arguments, batch size relative to --batch); sizes give ~10k weights each
+    "LSTM, last state": (dict(encoder="lstm", readout="last", hidden_size=36), 1),
+    "LSTM + pooling": (dict(encoder="lstm", hidden_size=32), 1),
+    "LSTMN + pooling": (dict(encoder="lstmn", hidden_size=24), 0.5),
+    "Transformer + pooling": (dict(encoder="transformer", hidden_size=32, dim_feedforward=64), 1),
+}
+
+
+def count_parameters(model):
+    return sum(p.data.size for p in model.parameters())
+
+
+def train(name, model, data, steps, batch, out_dir, resume, lr=1e-2):
+    """ta.train.fit: progress line, checkpoints in out_dir, exact --resume."""
+    opt = ta.optim.Adam(model.parameters(), lr=lr)
+    schedule = ta.optim.StepLR(opt, step_size=max(1, 7 * steps // 10), gamma=0.2)
+
+    def loss_fn(step):
+        tokens, lengths, labels = data.batch(batch)
+        return F.cross_entropy(model(tokens, lengths)[0], labels)
+
+    filename = name.lower().replace(",", "").replace("+", "with").replace(" ", "_")
+    history = ta.train.fit(model, opt, loss_fn, steps, checkpoint=os.path.join(out_dir, f"{filename}.ckpt.npz"),
+                           checkpoint_every=50, resume=resume, clip_grad_norm=1.0, scheduler=schedule,
+                           rngs={"data": data.rng}, label=f"{name:>22s}")
+    if history.stopped:
+        raise SystemExit(f"{name}: {history.stopped}")
+
+
+@ta.no_grad()
+def accuracy_by_length(model, test_sets):
+    """{(low, high): fraction of reviews classified right}, for test sets {(low, high): (tokens, lengths, labels)}."""
+    model.eval()
+    return {bucket: float((model(tokens, lengths)[0].data.argmax(-1) == labels).mean())
+            for bucket, (tokens, lengths, labels) in test_sets.items()}
+
+
+def plot_accuracy(results, path):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    middles = [(low + high) / 2 for low, high in BUCKETS]
+    for name, by_length in results.items():
+        ax.plot(middles, [100 * by_length[b] for b in BUCKETS], marker="o", label=name)
+    ax.set_xticks(middles, [f"{low}-{high}" for low, high in BUCKETS])
+    ax.set_xlabel("review length (words)")
+    ax.set_ylabel("reviews classified right (%)")
+    ax.set_ylim(40, 102)
+    ax.axhline(50, color="grey", lw=0.8, ls=":")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+@ta.no_grad()
+def draw_one_review(models, data, path):
+    """For one long review: the pooling weights of every pooled model over the words, and the
+    LSTMN's attention over its own past. Returns the review's words and label."""
+    import matplotlib.pyplot as plt
+
+    words, label = data.review(180)
+    tokens, lengths, _ = data.encode([(words, label)])
+    pooled = {name: model for name, model in models.items() if model.readout == "attention"}
+    fig, axes = plt.subplots(len(pooled) + 1, 1, figsize=(14, 2.0 * len(pooled) + 4.5),
+                             gridspec_kw={"height_ratios": [1] * len(pooled) + [3]})
+    opinions = [i for i, w in enumerate(words) if w in POSITIVE + NEGATIVE]
+    names = [("not " if i and words[i - 1] == "not" else "") + words[i] for i in opinions]
+    for ax, (name, model) in zip(axes, pooled.items()):
+        model.eval()
+        _, weights = model(tokens, lengths)
+        ax.bar(np.arange(len(words)), weights.data[0], color="tab:blue")
+        for i in opinions:
+            ax.axvspan(i - 1.5 if words[i - 1] == "not" else i - 0.5, i + 0.5, color="tab:orange", alpha=0.3, lw=0)
+        ax.set_xlim(-0.5, len(words) - 0.5)
+        ax.set_ylabel("weight")
+        ax.set_title(f"{name}: pooling weights (opinion words shaded)", fontsize=9, loc="left")
+        ax.set_xticks(opinions, names, fontsize=8)
+    lstmn = models["LSTMN + pooling"]
+    _, past = lstmn.encode(tokens, lengths)
+    ax = axes[-1]
+    ax.imshow(past.data[0], cmap="viridis", aspect="auto", vmin=0, vmax=max(1e-12, float(past.data[0].max())))
+    ax.set_xticks(opinions, names, fontsize=8, rotation=60)
+    ax.set_yticks(opinions, names, fontsize=8)
+    ax.set_xlabel("earlier word (attended to)")
+    ax.set_ylabel("word being read")
+    ax.set_title("LSTMN: attention over its own past at each step", fontsize=9, loc="left")
+    fig.suptitle(f"one review of {len(words)} words, {LABELS[label]}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return words, label
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--steps", type=int, default=300, help="training steps per model")
+    parser.add_argument("--full", action="store_true", help="train 3x longer on batches twice as big")
+    parser.add_argument("--batch", type=int, default=16, help="reviews per training step (the LSTMN takes half)")
+    parser.add_argument("--test-reviews", type=int, default=200, help="held-out reviews per length range")
+    parser.add_argument("--only", nargs="*", choices=list(MODELS), help="train only these models")
+    parser.add_argument("--out-dir", default="demo_out/long_reviews", help="checkpoints and pictures go here")
+    parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out_dir, exist_ok=True)
+    steps, batch = (3 * args.steps, 2 * args.batch) if args.full else (args.steps, args.batch)
+
+    test = LongReviews(seed=12345)
+    test_sets = {}
+    for low, high in BUCKETS:
+        lengths = test.rng.integers(low, high + 1, size=args.test_reviews)
+        test_sets[(low, high)] = test.encode([test.review(int(n)) for n in lengths])
+    ta.manual_seed(0)
+    models, results = {}, {}
+    for index, (name, (options, batch_share)) in enumerate(MODELS.items()):
+        if args.only and name not in args.only:
+            continue
+        models[name] = SequenceClassifier(len(test.vocab), 2, pad_id=PAD, **options)
+        train(name, models[name], LongReviews(seed=index), steps, max(1, int(batch * batch_share)),
+              args.out_dir, args.resume)
+        results[name] = accuracy_by_length(models[name], test_sets)
+
+    print(f"\nreviews classified right, by length ({args.test_reviews} per range; chance is 50%):")
+    print(f"{'words':>9s} " + "".join(f"{name:>23s}" for name in results))
+    for bucket in BUCKETS:
+        print(f"{bucket[0]:>4d}-{bucket[1]:<4d} " + "".join(f"{100 * r[bucket]:22.1f}%" for r in results.values()))
+    print(f"{'weights':>9s} " + "".join(f"{count_parameters(models[name]):23d}" for name in results))
+    curve = os.path.join(args.out_dir, "accuracy_by_length.png")
+    plot_accuracy(results, curve)
+    pictures = [curve]
+    if "LSTMN + pooling" in models:
+        review = os.path.join(args.out_dir, "one_review.png")
+        draw_one_review(models, test, review)
+        pictures.append(review)
+    print(f"\npictures: {', '.join(pictures)}")
+    return results
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:  # fit has named the checkpoint to resume from
+        raise SystemExit(1) from None

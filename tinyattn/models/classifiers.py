@@ -1,0 +1,77 @@
+"""Sequence classifiers: read a sequence, sum it up in one vector, choose a class.
+
+    states   = encoder(embed(words))        "lstm": nn.LSTM; "lstmn": nn.LSTMN (an LSTM that
+                                            attends over its own past, Cheng et al. 2016,
+                                            https://arxiv.org/abs/1601.06733); "transformer":
+                                            nn.TransformerEncoder over embed + positions
+    summary  = the last real state          readout="last" (recurrent encoders only)
+             = sum_t w_t states_t           readout="attention": w = nn.AttentionPooling's softmax
+    logits   = Linear(summary)
+
+With readout="last", everything the classifier knows has passed through the recurrent state
+step after step up to the end; with attention pooling, any step can be read directly.
+"""
+import numpy as np
+
+from ..nn.attention import AttentionPooling, PositionalEncoding
+from ..nn.linear import Embedding, Linear
+from ..nn.lstmn import LSTMN
+from ..nn.masks import lengths_mask
+from ..nn.module import Module
+from ..nn.recurrent import LSTM
+from ..nn.transformer import TransformerEncoder, TransformerEncoderLayer
+
+ENCODERS = ("lstm", "lstmn", "transformer")
+
+
+class SequenceClassifier(Module):
+    """forward(tokens (B, T) int, lengths (B,)) -> (logits (B, num_classes), pooling weights (B, T) or None).
+
+    hidden_size is the recurrent state's size, or the Transformer's d_model (then nhead heads,
+    num_layers layers, a feed-forward of dim_feedforward units, no dropout; norm_first=True puts
+    each LayerNorm before its block, which trains faster here than the paper's order).
+    """
+
+    def __init__(self, vocab_size, num_classes, *, pad_id, encoder="lstm", readout="attention", embed_dim=32,
+                 hidden_size=32, pooling_size=32, nhead=2, num_layers=1, dim_feedforward=64, norm_first=True,
+                 max_len=512):
+        super().__init__()
+        if encoder not in ENCODERS:
+            raise ValueError(f"SequenceClassifier: encoder must be one of {', '.join(ENCODERS)}, got {encoder!r}")
+        if readout not in ("last", "attention") or (readout == "last" and encoder == "transformer"):
+            raise ValueError(f"SequenceClassifier: readout must be 'attention', or 'last' with a recurrent encoder; "
+                             f"got readout={readout!r} with encoder={encoder!r}")
+        self.kind, self.readout = encoder, readout
+        self.embedding = Embedding(vocab_size, embed_dim, padding_idx=pad_id)
+        if encoder == "lstm":
+            self.encoder = LSTM(embed_dim, hidden_size)
+        elif encoder == "lstmn":
+            self.encoder = LSTMN(embed_dim, hidden_size)
+        else:
+            self.project = Linear(embed_dim, hidden_size) if embed_dim != hidden_size else None
+            self.positional = PositionalEncoding(hidden_size, max_len)
+            self.encoder = TransformerEncoder(
+                TransformerEncoderLayer(hidden_size, nhead, dim_feedforward, dropout=0.0, norm_first=norm_first),
+                num_layers)
+        self.pooling = AttentionPooling(hidden_size, pooling_size) if readout == "attention" else None
+        self.out = Linear(hidden_size, num_classes)
+
+    def encode(self, tokens, lengths):
+        """(states (B, T, hidden_size), the LSTMN's attention over its past (B, T, T) or None)."""
+        x = self.embedding(tokens)
+        if self.kind == "lstm":
+            return self.encoder(x, lengths=lengths)[0], None
+        if self.kind == "lstmn":
+            return self.encoder(x, lengths=lengths)
+        if self.project is not None:
+            x = self.project(x)
+        padding = ~lengths_mask(lengths, tokens.shape[1])  # PyTorch's key_padding_mask: True = padding
+        return self.encoder(self.positional(x), src_key_padding_mask=padding), None
+
+    def forward(self, tokens, lengths):
+        lengths = np.asarray(lengths)
+        states, _ = self.encode(tokens, lengths)
+        if self.readout == "last":
+            return self.out(states[np.arange(len(lengths)), lengths - 1]), None
+        summary, weights = self.pooling(states, mask=lengths_mask(lengths, tokens.shape[1]))
+        return self.out(summary), weights
