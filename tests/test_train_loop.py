@@ -153,3 +153,27 @@ def test_the_compile_notice_shows_only_when_a_tinyattn_kernel_compiles():
     assert out.getvalue().count("Numba is compiling tinyattn's kernels") == 1
     compiled(4.5)
     assert out.getvalue().count("Numba") == 1  # outside the block: silent
+
+
+def test_extending_a_finished_run_is_exact_when_the_last_evaluation_draws_from_the_data(tmp_path):
+    """The evaluation a run makes only because it ends (not on its schedule) must not be in the
+    checkpoint: a longer run never makes it, so resuming from that state would differ."""
+
+    def run_with_validation(path, steps, resume=False):
+        model, opt, schedule, data, loss_fn = make_run()
+
+        def evaluate(step):  # a validation batch from the data's generator
+            x = data.standard_normal((8, 4)).astype(np.float32)
+            with ta.no_grad():
+                return {"val": ((model(ta.tensor(x)) - ta.tensor(x.sum(1, keepdims=True))) ** 2).mean().item()}
+
+        return ta.train.fit(model, opt, loss_fn, steps, checkpoint=path, checkpoint_every=4, resume=resume,
+                            scheduler=schedule, rngs={"data": data}, evaluate=evaluate, evaluate_every=6,
+                            stream=io.StringIO())
+
+    straight = run_with_validation(tmp_path / "straight.npz", 12)
+    finished = run_with_validation(tmp_path / "extended.npz", 8)   # ends at 8, evaluated there
+    assert [step for step, _ in finished.evaluations["val"]] == [6, 8]
+    extended = run_with_validation(tmp_path / "extended.npz", 12, resume=True)
+    assert extended.losses == straight.losses
+    assert extended.evaluations == straight.evaluations

@@ -85,14 +85,19 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
                 if scheduler is not None:
                     scheduler.step()
                 history.losses.append(value)
-                if evaluate is not None and (step == steps or (evaluate_every and step % evaluate_every == 0)):
-                    figures = evaluate(step)
-                    model.train()  # evaluate may have switched to eval mode
-                    for name, figure in figures.items():
-                        history.evaluations.setdefault(name, []).append((step, figure))
-                progress.update(step, loss=value, **figures)
+                scheduled = evaluate is not None and evaluate_every and step % evaluate_every == 0
+                if scheduled:
+                    figures = _evaluate(evaluate, step, model, history)
+                state = None
                 if checkpoint and (step % checkpoint_every == 0 or step == steps):
-                    save(_state(model, optimizer, scheduler, rngs, step, history), checkpoint)
+                    # taken before the evaluation made only because the run ends here: a longer
+                    # run does not make it, and it may draw from the generators resume restores
+                    state = _state(model, optimizer, scheduler, rngs, step, history)
+                if evaluate is not None and step == steps and not scheduled:
+                    figures = _evaluate(evaluate, step, model, history)
+                progress.update(step, loss=value, **figures)
+                if state is not None:
+                    save(state, checkpoint)
                     saved = step
         except KeyboardInterrupt:
             where = (f"the checkpoint of step {saved} is {checkpoint}; fit(..., resume=True) continues from it"
@@ -102,6 +107,14 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     if history.stopped:
         print(f"\n{label or 'fit'}: {history.stopped}", file=stream or sys.stdout)
     return history
+
+
+def _evaluate(evaluate, step, model, history):
+    figures = evaluate(step)
+    model.train()  # evaluate may have switched to eval mode
+    for name, figure in figures.items():
+        history.evaluations.setdefault(name, []).append((step, figure))
+    return figures
 
 
 def _stop_note(what, value, step, checkpoint, saved):
