@@ -261,3 +261,11 @@ def test_pytorch_semantics_where_installed():
     expected = torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(q),) * 3, attn_mask=mask)
     out, _ = F.scaled_dot_product_attention(*(ta.tensor(q),) * 3, mask=nn.causal_mask(4))
     np.testing.assert_allclose(out.data, expected.numpy(), atol=1e-12)
+
+
+def test_requires_grad_false_on_a_made_tensor_is_refused_as_in_pytorch():
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError, match=r"made by Mul; only a leaf's flag can change. .*\.detach\(\)"):
+        y.requires_grad_(False)
+    assert not y.detach().requires_grad and x.requires_grad_(False) is x and not x.requires_grad

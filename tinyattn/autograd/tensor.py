@@ -38,6 +38,10 @@ class Tensor:
                 f"requires_grad=True needs a floating tensor, got {self.data.dtype}; "
                 "only real-valued tensors have gradients (make it with .astype / a float list)"
             )
+        if not flag and self._ctx is not None:
+            # Silently cutting a made tensor off its graph would drop gradients without a word.
+            raise RuntimeError(f"requires_grad_(False): this tensor was made by {self.grad_fn}; only a leaf's "
+                               "flag can change. For a copy without history use .detach()")
         self.requires_grad = bool(flag)
         return self
 
