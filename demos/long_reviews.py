@@ -135,10 +135,13 @@ def draw_one_review(models, data, path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--steps", type=int, default=300, help="training steps per model")
+    parser.add_argument("--steps", type=int, default=1000, help="training steps per model")
     parser.add_argument("--full", action="store_true", help="train 3x longer on batches twice as big")
     parser.add_argument("--batch", type=int, default=16, help="reviews per training step (the LSTMN takes half)")
     parser.add_argument("--test-reviews", type=int, default=200, help="held-out reviews per length range")
+    parser.add_argument("--train-max-length", type=int, default=30,
+                        help="train on reviews of 10 to this many words (tests go up to 200)")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the weights and the training reviews")
     parser.add_argument("--only", nargs="*", choices=list(MODELS), help="train only these models")
     parser.add_argument("--out-dir", default="demo_out/long_reviews", help="checkpoints and pictures go here")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
@@ -151,13 +154,13 @@ def main(argv=None):
     for low, high in BUCKETS:
         lengths = test.rng.integers(low, high + 1, size=args.test_reviews)
         test_sets[(low, high)] = test.encode([test.review(int(n)) for n in lengths])
-    ta.manual_seed(0)
+    ta.manual_seed(args.seed)
     models, results = {}, {}
     for index, (name, (options, batch_share)) in enumerate(MODELS.items()):
         if args.only and name not in args.only:
             continue
         models[name] = SequenceClassifier(len(test.vocab), 2, pad_id=PAD, **options)
-        train(name, models[name], LongReviews(seed=index), steps, max(1, int(batch * batch_share)),
+        train(name, models[name], LongReviews(seed=100 * args.seed + index, max_length=args.train_max_length), steps, max(1, int(batch * batch_share)),
               args.out_dir, args.resume)
         results[name] = accuracy_by_length(models[name], test_sets)
 
