@@ -1,15 +1,18 @@
-"""Long made-up reviews whose verdict comes first and is followed by a long stretch of filler.
+"""Long made-up reviews whose verdict comes first; later remarks about parts of the film do not count.
 
-    not good the plot of this film was shown in the ... and so on     -> negative
-    the film was superb and the actors ... the music ... and so on    -> positive
+    the plot not good ... the music was great ... the actors bad ... and so on     -> negative
+    this film superb ... not boring ... the camera dull ... and so on              -> positive
 
-A review is `length` words of neutral filler with one opinion among its first `lead` words: an
-opinion word ("good", "awful", ...) or a negated one ("not good"), which decides the label.
-Negation flips a word, so the word alone is not enough: a model must read the opinion with the
-word before it. Everything after the opinion is filler, so a model that reads left to right
-and keeps one state has to carry one bit from near the start to the end, across up to ~190
-words. Batches hold reviews of similar length (less padding); everything comes from a seeded
-generator.
+A review is `length` words of neutral filler. Among its first `lead` words sits the verdict, an
+opinion word ("good", "awful", ...) or a negated one ("not good"): it decides the label. After
+it come remarks, one per `words_per_remark` words, written the same way but with random sides:
+they look like the verdict and do not count. The label is the side of the first opinion, and
+negation flips a word, so a model must read the first opinion with the word before it.
+
+A model that reads left to right and keeps one state must take the verdict in, then carry it
+to the end past every remark without letting them in: up to ~190 words and ~24 remarks in a
+review of 200 words. Batches hold reviews of similar length (less padding); everything comes
+from a seeded generator.
 """
 import numpy as np
 
@@ -25,14 +28,15 @@ LABELS = ["negative", "positive"]
 class LongReviews:
     """Reviews of min_length..max_length words; label 1 = positive, 0 = negative.
 
-    lead: the opinion starts within the first `lead` words.
-    p_negated: how often the opinion is written negated ("not bad" for a positive one).
+    lead: the verdict starts within the first `lead` words.
+    words_per_remark: one remark (an opinion that does not count) for every this many words.
+    p_negated: how often an opinion is written negated ("not bad" for a positive one).
     """
 
     def __init__(self, seed=0, min_length=10, max_length=200, lead=15, words_per_remark=8, p_negated=0.3):
         self.rng = np.random.default_rng(seed)
-        self.words_per_remark = words_per_remark
         self.min_length, self.max_length, self.lead, self.p_negated = min_length, max_length, lead, p_negated
+        self.words_per_remark = words_per_remark
         self.vocab = Vocabulary(FILLER + POSITIVE + NEGATIVE + ["not"])
 
     def review(self, length):
@@ -40,7 +44,7 @@ class LongReviews:
         rng = self.rng
         label = int(rng.integers(2))
         words = [FILLER[i] for i in rng.integers(len(FILLER), size=length)]
-        start = int(rng.integers(0, min(self.lead, length - 1)))  # "not" may take this place, the word the next
+        start = int(rng.integers(0, min(self.lead, length - 1)))  # the verdict: words[start] and words[start + 1]
         self._write_opinion(words, start, label)
         places = np.arange(self.lead + 1, length - 1, 2)  # after the verdict, never overlapping
         for place in rng.choice(places, size=min(len(places), length // self.words_per_remark), replace=False):
