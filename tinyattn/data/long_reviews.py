@@ -10,7 +10,7 @@ they look like the verdict and do not count. The label is the side of the first 
 negation flips a word, so a model must read the first opinion with the word before it.
 
 A model that reads left to right and keeps one state must take the verdict in, then carry it
-to the end past every remark without letting them in: up to ~190 words and ~24 remarks in a
+to the end past every remark without letting them in: up to ~190 words and 25 remarks in a
 review of 200 words. Batches hold reviews of similar length (less padding); everything comes
 from a seeded generator.
 """
