@@ -1,4 +1,4 @@
-"""demos/long_reviews.py: the reviews' label is the vote of their opinions, and a short run learns and draws."""
+"""demos/long_reviews.py: the reviews' label is their first opinion, and a short run learns and draws."""
 import runpy
 from pathlib import Path
 
@@ -11,26 +11,35 @@ from tinyattn.models import SequenceClassifier
 DEMO = Path(__file__).resolve().parents[1] / "demos" / "long_reviews.py"
 
 
-def vote(words):
-    """The label by the rule, read independently: each opinion word, flipped by a "not" before it."""
-    score = 0
+def opinions(words):
+    """[(place, side)] of every opinion, read independently: each opinion word, flipped by a "not" before it."""
+    found = []
     for i, word in enumerate(words):
         if word in POSITIVE + NEGATIVE:
-            side = 1 if word in POSITIVE else -1
-            score += -side if i and words[i - 1] == "not" else side
-    return int(score > 0)
+            side = int(word in POSITIVE)
+            found.append((i, 1 - side if i and words[i - 1] == "not" else side))
+    return found
 
 
-def test_the_label_is_the_majority_of_the_opinions_with_negation_and_words_alone_do_not_tell():
+def verdict(words):
+    return opinions(words)[0][1]
+
+
+def test_the_label_is_the_first_opinion_with_negation_and_later_remarks_do_not_count():
     data = LongReviews(seed=2)
-    for length in (10, 57, 200):
+    remarks_disagree = 0
+    for length, remarks in ((10, 0), (57, 7), (200, 25)):  # one remark per 8 words, after the first 15
         for _ in range(100):
             words, label = data.review(length)
-            assert len(words) == length and vote(words) == label
+            found = opinions(words)
+            assert len(words) == length and verdict(words) == label
+            assert found[0][0] <= 15 and len(found) == 1 + remarks and all(i > 16 for i, _ in found[1:])
+            remarks_disagree += any(side != label for _, side in found[1:])
+    assert remarks_disagree > 150  # the remarks are not a second copy of the verdict
     tokens, lengths, labels = data.batch(8)
     assert lengths.max() - lengths.min() <= 10 and (tokens[np.arange(8), lengths - 1] != 0).all()
     # the same words, opposite meanings: only the order of "not" decides
-    assert vote("x not good y bad".split()) != vote("x good y not bad".split())
+    assert verdict("x not good y bad".split()) != verdict("x good y not bad".split())
 
 
 def test_a_short_run_learns_with_pooling(tmp_path, capsys):
@@ -48,5 +57,5 @@ def test_the_long_review_picture_shows_every_pooling_and_the_lstmn(tmp_path):
     models = {name: SequenceClassifier(len(data.vocab), 2, pad_id=PAD, **options)
               for name, (options, _) in demo["MODELS"].items()}
     words, label = demo["draw_one_review"](models, data, tmp_path / "one.png")
-    assert len(words) == 180 and label == vote(words)
+    assert len(words) == 180 and label == verdict(words)
     assert (tmp_path / "one.png").stat().st_size > 5000
