@@ -1,7 +1,7 @@
 """Watch backpropagation go through attention: the graph, the walk, and gradients as pictures.
 
-    python demos/see_backprop.py              # about a minute on 2 cores; pictures in see_backprop_out/
-    python demos/see_backprop.py --quick      # seconds: fewer sizes, short training runs
+    python demos/see_backprop.py              # 10-60 s on 2 cores; pictures in demo_out/see_backprop/
+    python demos/see_backprop.py --quick      # seconds: fewer sizes, short training runs (demo_out/see_backprop_quick/)
 
 1. One attention step on the worked example of "Illustrated: Self-Attention" (three inputs of
    size 4): the graph that computed the loss, drawn; the backward walk, printed node by node;
@@ -165,7 +165,7 @@ def why_scale(out_dir, quick):
     for rows, marker, name in ((random_rows, "o", "random inputs"), (trained_rows, "s", "trained model")):
         d = [r[0] for r in rows]
         ax.plot(d, [r[1] for r in rows], marker + "-", label=f"{name}, scaled by 1/sqrt(d_k)")
-        ax.plot(d, [max(r[3], 1e-12) for r in rows], marker + "--", label=f"{name}, unscaled")
+        ax.plot(d, [max(r[3], 1e-12) for r in rows], marker + "--", label=f"{name}, unscaled (below 1e-12: drawn at 1e-12)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("d_k (size of queries and keys)")
@@ -218,9 +218,11 @@ def learning_over_time(out_dir, quick):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--out-dir", default="see_backprop_out", help="pictures go here")
+    parser.add_argument("--out-dir", default=None,
+                        help="pictures go here (default demo_out/see_backprop, or demo_out/see_backprop_quick with --quick)")
     parser.add_argument("--quick", action="store_true", help="fewer sizes and a short training run")
     args = parser.parse_args(argv)
+    args.out_dir = args.out_dir or os.path.join("demo_out", "see_backprop_quick" if args.quick else "see_backprop")
     os.makedirs(args.out_dir, exist_ok=True)
     pictures = list(one_step(args.out_dir))
     scale_picture, random_rows, trained_rows = why_scale(args.out_dir, args.quick)

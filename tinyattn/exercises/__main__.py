@@ -1,5 +1,6 @@
 """python -m tinyattn.exercises [check NAME FILE]: list the exercises, or judge a solution."""
 import argparse
+import os
 import sys
 
 from .catalog import EXERCISES
@@ -17,7 +18,7 @@ def main(argv=None):
     if args.command is None:
         print("Backprop-by-hand exercises. Copy one, write its backward, check it, e.g.\n"
               f"    cp {EXERCISES['softmax'].path} my_softmax.py\n"
-              "    python -m tinyattn.exercises check softmax my_softmax.py\n")
+              f"    {_python()} -m tinyattn.exercises check softmax my_softmax.py\n")
         width = max(map(len, EXERCISES))
         for exercise in EXERCISES.values():
             print(f"  {exercise.name:<{width}}  {exercise.summary}\n  {'':<{width}}  {exercise.path}")
@@ -25,6 +26,12 @@ def main(argv=None):
     verdict = check(args.name, args.file)
     print(verdict.message)
     return 0 if verdict.passed else 1
+
+
+def _python():
+    """The command that runs this Python: relative inside the current folder (.venv/bin/python), else in full."""
+    path = os.path.relpath(sys.executable)
+    return sys.executable if path.startswith("..") else path
 
 
 if __name__ == "__main__":

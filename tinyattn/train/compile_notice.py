@@ -18,8 +18,8 @@ class _Notice(event.Listener):
         module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
         if not self.shown and module.startswith("tinyattn"):
             self.shown = True
-            print("\n(Numba is compiling tinyattn's kernels for this machine: the first steps are slow, "
-                  "once; later runs load them from its cache)", file=self.stream, flush=True)
+            print("\n(Numba is compiling tinyattn's kernels for this machine: slow the first time each kernel is "
+                  "used; later runs load them from its cache)", file=self.stream, flush=True)
 
     def on_end(self, ev):
         pass

@@ -115,8 +115,9 @@ def draw_graph(root, path=None, params=None):
     ax.set_xlim(min(xs) - 1.2, max(xs) + 1.2)
     ax.set_ylim(-0.7, layers - 0.3)
     ax.axis("off")
-    ax.set_title(f"{sum(n.kind == 'function' for n in nodes)} Function calls (blue), parameters (orange),\n"
-                 "other inputs (green); arrows go from input to output", fontsize=9)
+    others = ", other inputs (green)" if any(n.kind == "input" for n in nodes) else ""
+    ax.set_title(f"{sum(n.kind == 'function' for n in nodes)} Function calls (blue), parameters (orange){others};\n"
+                 "arrows go from input to output (inputs that need no gradient are not drawn)", fontsize=9)
     fig.tight_layout()
     return _finish(plt, fig, path)
 
