@@ -55,10 +55,11 @@ def attention_over_time(frames, steps, x_labels, y_labels, grad_norms, path=None
     grid = fig.add_gridspec(1, n + 1, width_ratios=[1] * n + [1.3])
     for index, (weights, step) in enumerate(zip(frames, steps)):
         ax = fig.add_subplot(grid[0, index])
-        ax.imshow(weights, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+        image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=1, aspect="auto")
         ax.set_title(f"step {step}", fontsize=9)
         ax.set_xticks(range(len(x_labels)), x_labels, rotation=70, fontsize=6)
         ax.set_yticks(range(len(y_labels)), y_labels if index == 0 else [""] * len(y_labels), fontsize=6)
+    fig.colorbar(image, ax=ax, fraction=0.05, pad=0.04, label="weight (every panel: 0 to 1)")
     ax = fig.add_subplot(grid[0, n])
     ax.plot(steps, grad_norms, marker="o")
     ax.set_yscale("log")
