@@ -147,7 +147,7 @@ def main(argv=None):
     picture = os.path.join(args.out_dir, "heads.png")
     ta.viz.attention_heatmap(weights, x_labels=EXAMPLE, y_labels=[f"{w} ({t})" for w, t in zip(EXAMPLE, example_tags)],
                              path=picture, title="every head of the trained tagger (attention + positions)",
-                             xlabel="word attended to (key)", ylabel="word being tagged (query)")
+                             xlabel="word attended to (key)", ylabel="word being tagged (query)", vmax=1.0)
     print(f"\npicture: {picture} (every head's weights)")
     return {"accuracy": accuracy, "ceiling": ceiling, "example_tags": example_tags}
 

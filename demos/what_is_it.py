@@ -108,9 +108,11 @@ def main(argv=None):
         labels.append(f"too {adjective}: the pointer (answer)")
     words = EXAMPLES[0].split()[:-1] + ["tired / wide"]
     picture = os.path.join(args.out_dir, "it_attention.png")
+    heads_only = np.concatenate([r[:-1] for r in rows])  # the pointer rows (1.0) would darken every head's row
     ta.viz.attention_heatmap(np.concatenate(rows), x_labels=words, y_labels=labels, path=picture,
-                             title='where "it" looks, in every layer and head, and where it points', xlabel="word attended to",
-                             ylabel='"it" in the sentence ending ...')
+                             title='where "it" looks, in every layer and head, and where it points\n'
+                                   '(colours scaled to the heads\' largest weight; the pointer rows are 1.0)',
+                             xlabel="word attended to", ylabel='"it" in the sentence ending ...', vmax=heads_only.max())
     print(f"\npicture: {picture} (the attention of \"it\" per layer and head)")
     return {"accuracy": overall, "by_kind": by_kind, "by_gap": by_gap}
 

@@ -15,11 +15,12 @@ def _array(weights):
 
 
 def attention_heatmap(weights, x_labels=None, y_labels=None, path=None, title=None,
-                      xlabel="attended to (keys)", ylabel="query"):
+                      xlabel="attended to (keys)", ylabel="query", vmax=None):
     """Draw attention weights (Tq, Tk), or one panel per head for (H, Tq, Tk).
 
     x_labels name the keys (columns, what is attended to), y_labels the queries (rows);
-    xlabel / ylabel name the two axes.
+    xlabel / ylabel name the two axes. vmax: the weight drawn brightest, one for every panel
+    (so one colour means one weight everywhere); by default each panel's own largest.
     Saves a PNG to `path` if given (and closes the figure); returns the figure.
     """
     weights = _array(weights)
@@ -41,7 +42,7 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, path=None, title=No
         if h >= heads:
             ax.axis("off")
             continue
-        top = max(1e-12, weights[h].max())
+        top = max(1e-12, weights[h].max() if vmax is None else vmax)
         image = ax.imshow(weights[h], cmap="viridis", vmin=0, vmax=top, aspect="auto")
         if Tq * Tk <= 64:  # small enough to print each weight in its cell
             for (i, j), w in np.ndenumerate(weights[h]):
