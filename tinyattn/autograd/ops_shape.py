@@ -5,6 +5,7 @@ permute back, scatter into zeros (getitem), split (cat, stack), route by the con
 """
 import numpy as np
 
+from .axes import axes
 from .broadcast import unbroadcast
 from .errors import ShapeError
 from .function import Function
@@ -211,6 +212,4 @@ def where(cond, a, b):
 
 
 def _axis(axis, ndim, op):
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{op}: axis {axis} is out of range for {ndim} dims")
-    return axis % ndim
+    return axes(axis, ndim, op)[0]

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .errors import ShapeError
+from .axes import axes as _axes, one_axis as _one_axis, pytorch_names as _pytorch_names
 
 
 class Tensor:
@@ -409,43 +409,6 @@ def _bool_mask(mask, op):
     if mask.dtype != np.bool_:
         raise TypeError(f"{op}: the mask must be bool (True = fill), got {mask.dtype}")
     return mask
-
-
-def _pytorch_names(op, axis, dim, keepdims, keepdim, default_axis=None):
-    """(axis, keepdims) from numpy's or PyTorch's spelling; both at once is an error."""
-    if dim is not None:
-        if axis is not None and axis != default_axis:
-            raise TypeError(f"{op}: got both axis={axis} and dim={dim}; they are one argument (pass one)")
-        axis = dim
-    if keepdim is not None:
-        keepdims = keepdim
-    return axis, keepdims
-
-
-def _one_axis(axis, ndim, op):
-    """One axis as a non-negative int (None stays None); a 0-d tensor has none to work along."""
-    if axis is None:
-        return None
-    if ndim == 0:
-        raise ShapeError(f"{op}: a 0-d tensor has no axis to work along; reshape it to (1,) first")
-    return _axes(axis, ndim, op)[0]
-
-
-def _axes(axis, ndim, op):
-    """Normalise an axis (or tuple of axes, or None) to a tuple of non-negative ints."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    if ndim == 0 and all(a in (0, -1) for a in axes):
-        return ()  # a scalar has one (implicit) axis, as in PyTorch: nothing to reduce
-    result = []
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims")
-        result.append(a % ndim)
-    if len(set(result)) != len(result):
-        raise ValueError(f"{op}: axis {tuple(axes)} names an axis twice")
-    return tuple(result)
 
 
 from . import engine as _engine  # noqa: E402  (these modules need Tensor defined first)

@@ -1,0 +1,43 @@
+"""Axis arguments: numpy's axis=/keepdims= or PyTorch's dim=/keepdim=, checked and made non-negative.
+
+Every op that takes an axis goes through here, so an out-of-range axis is the same clear error
+everywhere ("sum: axis 2 is out of range for a tensor with 2 dims").
+"""
+from .errors import ShapeError
+
+
+def pytorch_names(op, axis, dim, keepdims, keepdim, default_axis=None):
+    """(axis, keepdims) from numpy's or PyTorch's spelling; both at once is an error."""
+    if dim is not None:
+        if axis is not None and axis != default_axis:
+            raise TypeError(f"{op}: got both axis={axis} and dim={dim}; they are one argument (pass one)")
+        axis = dim
+    if keepdim is not None:
+        keepdims = keepdim
+    return axis, keepdims
+
+
+def one_axis(axis, ndim, op):
+    """One axis as a non-negative int (None stays None); a 0-d tensor has none to work along."""
+    if axis is None:
+        return None
+    if ndim == 0:
+        raise ShapeError(f"{op}: a 0-d tensor has no axis to work along; reshape it to (1,) first")
+    return axes(axis, ndim, op)[0]
+
+
+def axes(axis, ndim, op):
+    """Normalise an axis (or tuple of axes, or None) to a tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    given = axis if isinstance(axis, (tuple, list)) else (axis,)
+    if ndim == 0 and all(a in (0, -1) for a in given):
+        return ()  # a scalar has one (implicit) axis, as in PyTorch: nothing to reduce
+    result = []
+    for a in given:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims")
+        result.append(a % ndim)
+    if len(set(result)) != len(result):
+        raise ValueError(f"{op}: axis {tuple(given)} names an axis twice")
+    return tuple(result)
