@@ -83,3 +83,24 @@ def test_attention_picture_labels_every_decoder_step(tmp_path):
     words = ["big", "cat"]
     assert demo["show_attention"](Stub(), data, words, str(tmp_path / "a.png")) == data.target_vocab.decode([5, 1, 6, 7])
     assert (tmp_path / "a.png").exists()
+
+
+@pytest.mark.parametrize("score", ["additive", "general", None])
+def test_teacher_forced_logits_equal_the_step_by_step_decoder(score):
+    """Training (the output layer once over all steps) and translating (step by step) share one decoder."""
+    ta.manual_seed(0)
+    data = ToyTranslation(max_phrases=2, seed=2)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=5, hidden_size=6,
+                    attention=score).double()
+    source, lengths, target = data.batch(3)
+    with ta.no_grad():
+        states, state = model.encoder(source, lengths)
+        keys = model.decoder.keys(states)
+        mask = ta.nn.padding_mask(lengths, source.shape[1])
+        embedded = model.decoder.embedding(target[:, :-1])
+        together = model.decoder.teacher_forced_logits(embedded, state, keys, states, mask).data
+        steps = []
+        for t in range(embedded.shape[1]):
+            logits, state, _ = model.decoder.step(embedded[:, t], state, keys, states, mask)
+            steps.append(logits.data)
+    np.testing.assert_allclose(together, np.stack(steps, axis=1), rtol=0, atol=1e-10)
