@@ -201,14 +201,15 @@ def unbind(tensor, axis=0, *, dim=None):
 
 def where(cond, a, b):
     """a where cond is True, else b (a or b may be numbers)."""
-    from .tensor import Tensor, _pair
+    from .promotion import pair
+    from .tensor import Tensor
 
     cond = np.asarray(cond.data if isinstance(cond, Tensor) else cond)
     if cond.dtype != np.bool_:
         raise TypeError(f"where: cond must be bool, got {cond.dtype}")
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = Tensor(a)  # two numbers: the first sets the dtype (a Python float: float32)
-    return Where.apply(cond, *_pair(a, b))
+    return Where.apply(cond, *pair(a, b))
 
 
 def _axis(axis, ndim, op):

@@ -331,69 +331,6 @@ def tensor(data, requires_grad=False, dtype=None):
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 
-def _to_array(data, dtype):
-    if isinstance(data, Tensor):
-        data = data.data
-    if isinstance(data, (np.ndarray, np.generic)):
-        array = np.array(data, dtype=dtype, copy=True)  # keeps the layout (order="K")
-    else:
-        array = np.array(data, dtype=dtype)
-        if dtype is None:
-            if array.dtype.kind == "f":
-                array = array.astype(np.float32)
-            elif array.dtype.kind in "iu":
-                array = array.astype(np.int64)
-    if array.dtype.kind not in "fiub":
-        raise TypeError(f"tensor: cannot hold data of dtype {array.dtype} (numbers or bools only)")
-    return array
-
-
-def _pair(a, b, true_divide=False):
-    """Both operands of a binary op as Tensors of one dtype, by PyTorch's rules.
-
-    A number takes the tensor's dtype (float32 * 2.5 stays float32: Python numbers are
-    "weak", NEP 50); an integer or bool tensor or array meeting a float one takes the float's
-    dtype; integers meeting a Python float, or divided, become float32. float32 meeting
-    float64 is left for Function.apply to refuse with a message naming both.
-    """
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.data.dtype is b.data.dtype and a.data.dtype.kind == "f":
-        return a, b  # the usual case, two float tensors of one dtype, decided at once
-    a, b = _tensor_or_number(a), _tensor_or_number(b)
-    if not isinstance(a, Tensor):
-        a = _number_like(a, b)
-    elif not isinstance(b, Tensor):
-        b = _number_like(b, a)
-    kind_a, kind_b = a.data.dtype.kind, b.data.dtype.kind
-    if kind_a == "f" and kind_b != "f":
-        b = wrap(b.data.astype(a.data.dtype))
-    elif kind_b == "f" and kind_a != "f":
-        a = wrap(a.data.astype(b.data.dtype))
-    if true_divide and a.data.dtype.kind != "f":
-        a, b = wrap(a.data.astype(np.float32)), wrap(b.data.astype(np.float32))
-    return a, b
-
-
-def _tensor_or_number(value):
-    if isinstance(value, Tensor):
-        return value
-    if isinstance(value, np.ndarray) and value.ndim:
-        return wrap(value)
-    if isinstance(value, (np.ndarray, np.generic)):
-        return value.item()  # a numpy scalar is as weak as a Python one
-    if isinstance(value, (bool, int, float)):
-        return value
-    raise TypeError(f"cannot combine a Tensor with {type(value).__name__}")
-
-
-def _number_like(number, tensor_):
-    dtype = tensor_.data.dtype
-    if dtype.kind != "f" and isinstance(number, float):
-        dtype = np.dtype(np.float32)  # int tensor * 2.5 -> float32, PyTorch's default float
-    else:
-        dtype = np.result_type(dtype, number)
-    return wrap(np.asarray(number, dtype=dtype))
-
-
 def _raw(value):
     return value.data if isinstance(value, Tensor) else value
 
@@ -412,6 +349,7 @@ def _bool_mask(mask, op):
 
 
 from . import engine as _engine  # noqa: E402  (these modules need Tensor defined first)
+from .promotion import pair as _pair, to_array as _to_array  # noqa: E402
 from . import hooks as _hooks  # noqa: E402
 from . import ops_elementwise as _ew  # noqa: E402
 from . import ops_nn as _nn  # noqa: E402
