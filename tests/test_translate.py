@@ -40,14 +40,19 @@ def test_a_short_training_run_translates_most_sentences_exactly(tmp_path):
     assert (tmp_path / "accuracy_by_length.png").stat().st_size > 5000
 
 
+def _float64_model(score, phrases, data_seed, size, batch):
+    """A small float64 Seq2Seq with the given score, and one batch of its toy data."""
+    ta.manual_seed(0)
+    data = ToyTranslation(max_phrases=phrases, seed=data_seed)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=size, hidden_size=size,
+                    attention=score).double()
+    return model, data.batch(batch)
+
+
 @pytest.mark.parametrize("score", ["dot", "scaled_dot", "cosine", "general", "additive", None])
 def test_the_whole_loss_gradchecks_with_every_score(score):
     """Each score's whole seq2seq loss (encoder, attention, decoder, cross-entropy) in float64."""
-    ta.manual_seed(0)
-    data = ToyTranslation(max_phrases=1, seed=1)
-    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=3, hidden_size=3,
-                    attention=score).double()
-    source, lengths, target = data.batch(2)
+    model, (source, lengths, target) = _float64_model(score, phrases=1, data_seed=1, size=3, batch=2)
     lengths = list(lengths)  # a Python list works as well as an array
     assert ta.gradcheck(lambda *p: model.loss(source, lengths, target), tuple(model.parameters()), max_elements=12)
     with ta.no_grad():
@@ -88,11 +93,7 @@ def test_attention_picture_labels_every_decoder_step(tmp_path):
 @pytest.mark.parametrize("score", ["additive", "general", None])
 def test_teacher_forced_logits_equal_the_step_by_step_decoder(score):
     """Training (the output layer once over all steps) and translating (step by step) share one decoder."""
-    ta.manual_seed(0)
-    data = ToyTranslation(max_phrases=2, seed=2)
-    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=5, hidden_size=6,
-                    attention=score).double()
-    source, lengths, target = data.batch(3)
+    model, (source, lengths, target) = _float64_model(score, phrases=2, data_seed=2, size=6, batch=3)
     with ta.no_grad():
         states, state = model.encoder(source, lengths)
         keys = model.decoder.keys(states)
