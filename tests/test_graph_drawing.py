@@ -26,7 +26,7 @@ def _walk(root):
     nodes, leaves, edges, todo = {id(root._ctx)}, set(), 0, [root._ctx]
     while todo:
         node = todo.pop()
-        for _, tensor in node.inputs:
+        for tensor in node.inputs:
             edges += 1
             if tensor._ctx is None:
                 leaves.add(id(tensor))

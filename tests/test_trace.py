@@ -13,7 +13,7 @@ def _graph(root):
     consumers[id(root._ctx)] = set()
     while todo:
         node = todo.pop()
-        for _, tensor in node.inputs:
+        for tensor in node.inputs:
             parent = tensor._ctx
             if parent is None:
                 continue

@@ -57,7 +57,7 @@ def backward(roots, root_grads, retain_graph=False):
         if not reached:  # every path from the roots to here carried no gradient
             if tape is not None:
                 tape.record(node, None, None, 0.0)
-            for _, tensor in node.inputs:  # its inputs' nodes are still visited (and freed)
+            for tensor in node.inputs:  # its inputs' nodes are still visited (and freed)
                 if tensor._ctx is not None:
                     _slots(tensor._ctx, pending, heap)
             if not retain_graph:
@@ -80,7 +80,9 @@ def backward(roots, root_grads, retain_graph=False):
             )
         if tape is not None:
             tape.record(node, out_grads, in_grads, _trace.clock() - started)
-        for position, tensor in node.inputs:
+        args = node.args
+        for position in node.input_positions:
+            tensor = args[position]
             grad = in_grads[position]
             parent = tensor._ctx
             if grad is None:
@@ -103,7 +105,7 @@ def backward(roots, root_grads, retain_graph=False):
             if slots is None:  # first reached: queue it (as _slots does, inline here for speed)
                 if parent.freed:
                     raise RuntimeError(_freed_message(parent))
-                slots = pending[parent] = [None] * len(parent.output_meta)
+                slots = pending[parent] = [None] * parent.n_outputs
                 push(heap, (-parent._created, parent))
             index = tensor._out_index
             total = slots[index]
@@ -128,7 +130,7 @@ def _slots(node, pending, heap):
     if slots is None:
         if node.freed:
             raise RuntimeError(_freed_message(node))
-        slots = pending[node] = [None] * len(node.output_meta)
+        slots = pending[node] = [None] * node.n_outputs
         heapq.heappush(heap, (-node._created, node))
     return slots
 
@@ -161,5 +163,5 @@ def _reverse_topological_order(starts):
         if node.freed:
             raise RuntimeError(_freed_message(node))
         found[node] = None
-        todo.extend(tensor._ctx for _, tensor in node.inputs if tensor._ctx is not None)
+        todo.extend(tensor._ctx for tensor in node.inputs if tensor._ctx is not None)
     return sorted(found, key=lambda node: node._created, reverse=True)

@@ -71,19 +71,33 @@ class Context:
     forward may set any attribute on it (ctx.axis = axis) and save arrays for backward with
     `ctx.save_for_backward(*arrays)`. The engine adds the links it walks:
       fn               the Function class
-      inputs           the Tensor arguments that need a gradient, as (position, tensor) pairs
+      args             the call's arguments, as given (the Tensors, not their arrays)
+      input_positions  where in args the Tensors that need a gradient are
       needs_input_grad one bool per argument, so backward can skip work nobody asked for
-      output_meta      (shape, dtype) of each output, to stand in zeros for an unused output
       _created         when the node was made: a node is always made after the nodes it uses,
                        so visiting the newest first is a valid order for the backward walk
+    and, for a Function with several outputs only:
+      n_outputs        how many (1 otherwise)
+      output_meta      (shape, dtype) of each output, to stand in zeros for an unused output
     and, only when asked for:
       hooks            {output index: {key: fn}}: hooks of the outputs (hooks.py)
       last_grads       each output's gradient in the last backward(retain_graph=True)
+
+    Every model makes thousands of these, and Python's garbage collector visits each object
+    that can hold others, again and again while it lives: so a node keeps no per-call
+    bookkeeping it can do without (a single output's shape is on its Tensor and its gradient).
     """
 
     freed = False
     hooks = None
     last_grads = None
+    n_outputs = 1
+    output_meta = None
+
+    @property
+    def inputs(self):
+        """The Tensor arguments that need a gradient, in argument order."""
+        return tuple(self.args[position] for position in self.input_positions)
 
     def save_for_backward(self, *arrays):
         self._saved = arrays
@@ -112,6 +126,7 @@ def _freed_message(ctx):
 
 _next_creation_number = itertools.count().__next__
 _ALL_NEED_GRAD = [(True,) * n for n in range(8)]  # the usual needs_input_grad, made once
+_ALL_POSITIONS = [tuple(range(n)) for n in range(8)]  # and the usual input_positions
 
 
 class Function:
@@ -136,7 +151,7 @@ class Function:
         # This runs once per op of every model, so it is written for speed: few calls,
         # and lists or tuples are built only where an op needs them.
         arrays = list(args)
-        inputs = []          # (position, tensor) of arguments that need a gradient
+        needed = []          # positions of the Tensor arguments that need a gradient
         float_dtype = None   # the one floating dtype this op's Tensor arguments may share
         position = 0
         for arg in args:
@@ -152,44 +167,42 @@ class Function:
                             "convert one with .double() or .float() first"
                         )
                 if arg.requires_grad:
-                    inputs.append((position, arg))
+                    needed.append(position)
             position += 1
 
         ctx = Context()
-        record = inputs and _grad_enabled
+        record = needed and _grad_enabled
+        every_argument = len(needed) == position and position < 8
         if not record:
             ctx.needs_input_grad = (False,) * position
-        elif len(inputs) == position and position < 8:
+        elif every_argument:
             ctx.needs_input_grad = _ALL_NEED_GRAD[position]
         else:
             needs = [False] * position
-            for index, _ in inputs:
+            for index in needed:
                 needs[index] = True
             ctx.needs_input_grad = tuple(needs)
 
         result = cls.forward(ctx, *arrays)
-        if isinstance(result, (tuple, list)):
-            return _multiple_outputs(cls, ctx, result, record, inputs)
-        output = wrap(result)
         if record:
             ctx.fn = cls
-            ctx.inputs = inputs
             ctx._created = _next_creation_number()
-            array = output.data
-            ctx.output_meta = ((array.shape, array.dtype),)
-            if array.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
-                output.requires_grad = True
-                output._ctx = ctx
+            ctx.args = args  # the call's own tuple: no new object to make
+            ctx.input_positions = _ALL_POSITIONS[position] if every_argument else tuple(needed)
+        if isinstance(result, (tuple, list)):
+            return _multiple_outputs(ctx, result, record)
+        output = wrap(result)
+        if record and output.data.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
+            output.requires_grad = True
+            output._ctx = ctx
         return output
 
 
-def _multiple_outputs(cls, ctx, result, record, inputs):
+def _multiple_outputs(ctx, result, record):
     """apply's end for a forward that returned several arrays: one Tensor each, on one node."""
     outputs = tuple(wrap(array) for array in result)
     if record:
-        ctx.fn = cls
-        ctx.inputs = inputs
-        ctx._created = _next_creation_number()
+        ctx.n_outputs = len(outputs)
         ctx.output_meta = tuple((o.data.shape, o.data.dtype) for o in outputs)
         for index, output in enumerate(outputs):
             if output.data.dtype.kind == "f":

@@ -27,7 +27,7 @@ class NodeRecord:
     input the backward returned None for)."""
 
     name: str                 # the Function, e.g. "MatMul"
-    output_shapes: tuple      # the shape of each output
+    output_shapes: tuple      # the shape of each output (None: one output, and no gradient reached it)
     grad_output_norms: tuple  # |dL/d output| for each output: what the node received
     grad_input_norms: tuple   # |dL/d input| for each input that needs one: what it handed on
     seconds: float            # time spent in the Function's backward
@@ -60,9 +60,10 @@ class trace:
         """Called by the walk after a node's backward (in_grads None: no gradient reached it)."""
         self.records.append(NodeRecord(
             name=node.fn.__name__,
-            output_shapes=tuple(shape for shape, _ in node.output_meta),
-            grad_output_norms=tuple(grad_norm(g) for g in out_grads) if out_grads else (None,) * len(node.output_meta),
-            grad_input_norms=tuple(grad_norm(in_grads[position]) if in_grads else None for position, _ in node.inputs),
+            output_shapes=_output_shapes(node, out_grads),
+            grad_output_norms=tuple(grad_norm(g) for g in out_grads) if out_grads else (None,) * node.n_outputs,
+            grad_input_norms=tuple(grad_norm(in_grads[position]) if in_grads else None
+                                   for position in node.input_positions),
             seconds=seconds,
             node_id=id(node),
         ))
@@ -94,6 +95,14 @@ class trace:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def _output_shapes(node, out_grads):
+    """Each output's shape: a node keeps them only if it has several outputs (function.py's
+    Context), but a gradient that reached an output has its shape. None where neither is known."""
+    if node.output_meta is not None:
+        return tuple(shape for shape, _ in node.output_meta)
+    return (out_grads[0].shape,) if out_grads else (None,)
 
 
 def grad_norm(grad):

@@ -57,21 +57,34 @@ def graph_lists(root, params=None):
     depth = {id(root._ctx): 0}
     leaves = {}  # id -> tensor, in the order first met
     edges = []
+    # A node with one output does not keep its shape (function.py's Context): the tensors that
+    # carry an output to its users (and the root itself) do.
+    outputs = {id(root._ctx): root.data}
     for node in order:
-        for position, tensor in node.inputs:
+        for position, tensor in zip(node.input_positions, node.inputs):
             source = tensor._ctx if tensor._ctx is not None else tensor
             if tensor._ctx is None:
                 leaves.setdefault(id(tensor), tensor)
+            else:
+                outputs.setdefault(id(source), tensor.data)
             depth[id(source)] = max(depth.get(id(source), 0), depth[id(node)] + 1)
             edges.append(GraphEdge(id(source), id(node), position))
-    nodes = [GraphNode(id(node), "function", node.fn.__name__, tuple(shape for shape, _ in node.output_meta),
-                       str(node.output_meta[0][1]), _norms(node.last_grads, len(node.output_meta)), depth[id(node)])
+    nodes = [GraphNode(id(node), "function", node.fn.__name__, *_output_shapes_and_dtype(node, outputs),
+                       _norms(node.last_grads, node.n_outputs), depth[id(node)])
              for node in order]
     for key, tensor in leaves.items():
         kind = "parameter" if key in names else "input"
         nodes.append(GraphNode(key, kind, names.get(key, "input"), (tensor.shape,), str(tensor.dtype),
                                (grad_norm(tensor.grad),), depth[key]))
     return nodes, edges
+
+
+def _output_shapes_and_dtype(node, outputs):
+    """(shape of each output, dtype as text) of a Function call; outputs: {id(node): an output array}."""
+    if node.output_meta is not None:
+        return tuple(shape for shape, _ in node.output_meta), str(node.output_meta[0][1])
+    array = outputs[id(node)]
+    return (array.shape,), str(array.dtype)
 
 
 def draw_graph(root, path=None, params=None):
