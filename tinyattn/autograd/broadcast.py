@@ -4,6 +4,7 @@ If forward broadcast an input of shape (3, 1) against (2, 3, 4), each input elem
 once per copy, so its gradient is the sum over the copies: over the new leading axes and over
 every axis where the input had size 1.
 """
+from ..ops.sums import sum_over
 
 
 def unbroadcast(grad, shape):
@@ -11,12 +12,9 @@ def unbroadcast(grad, shape):
     if grad.shape == shape:
         return grad
     extra = grad.ndim - len(shape)
-    if extra:
-        grad = grad.sum(axis=tuple(range(extra)))
-    kept_ones = tuple(axis for axis, size in enumerate(shape) if size == 1 and grad.shape[axis] != 1)
-    if kept_ones:
-        grad = grad.sum(axis=kept_ones, keepdims=True)
-    return grad.reshape(shape)
+    summed = tuple(range(extra)) + tuple(extra + axis for axis, size in enumerate(shape)
+                                         if size == 1 and grad.shape[extra + axis] != 1)
+    return sum_over(grad, summed).reshape(shape) if summed else grad.reshape(shape)
 
 
 def broadcasts_to(shape, target):

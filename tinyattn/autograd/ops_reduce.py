@@ -5,6 +5,7 @@ keepdims=False removed them) and let broadcasting copy g to the input's shape.
 """
 import numpy as np
 
+from ..ops.sums import sum_over
 from .function import Function
 
 
@@ -28,7 +29,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdims):
         ctx.shapes = x.shape, _kept_shape(x.shape, axes)
-        return x.sum(axis=axes, keepdims=keepdims)
+        return sum_over(x, axes, keepdims)
 
     @staticmethod
     def backward(ctx, g):
@@ -41,9 +42,13 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdims):
         ctx.shapes = x.shape, _kept_shape(x.shape, axes)
-        y = x.mean(axis=axes, keepdims=keepdims)
-        ctx.count = max(1, x.size // max(1, y.size))  # how many inputs each output averages
-        return y
+        if x.dtype.kind != "f" or x.size == 0:  # numpy's rules: integers average to float64, empty to NaN
+            y = np.mean(x, axis=axes, keepdims=keepdims)
+            ctx.count = max(1, x.size // max(1, np.size(y)))
+            return y
+        total = sum_over(x, axes, keepdims)
+        ctx.count = x.size // np.size(total)  # how many inputs each output averages
+        return total / x.dtype.type(ctx.count)
 
     @staticmethod
     def backward(ctx, g):

@@ -8,6 +8,7 @@ from ..autograd.errors import ShapeError
 from ..autograd.function import Function
 from ..ops.matmul import matmul
 from ..ops.scatter_rows import scatter_rows
+from ..ops.sums import sum_over
 from .module import Module, Parameter
 
 
@@ -46,7 +47,7 @@ class LinearFunction(Function):
         g_rows = np.ascontiguousarray(g).reshape(-1, weight.shape[0])
         grad_x = matmul(g_rows, weight).reshape(ctx.x_shape) if need_x else None
         grad_w = matmul(g_rows.T, rows) if need_w else None
-        grad_b = g_rows.sum(axis=0) if need_b else None
+        grad_b = sum_over(g_rows, (0,)) if need_b else None
         return grad_x, grad_w, grad_b
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..ops.matmul import matmul
+from ..ops.sums import sum_over
 from ..ops.recurrent_gates import freeze, gru_gates, gru_gates_backward, lstm_gates, lstm_gates_backward
 
 
@@ -29,7 +30,7 @@ def _hidden_projection(h, w_hh, b_hh):
 
 def _through_hidden_projection(d_gates, h, w_hh, has_bias):
     """Gradients of gh = h W_hh^T + b_hh: (to h, to W_hh, to b_hh)."""
-    return matmul(d_gates, w_hh), matmul(d_gates.T, h), (d_gates.sum(axis=0) if has_bias else None)
+    return matmul(d_gates, w_hh), matmul(d_gates.T, h), (sum_over(d_gates, (0,)) if has_bias else None)
 
 
 class RNNStep(Function):

@@ -1,0 +1,45 @@
+"""tinyattn.ops.sums: a sum over axes as a product with ones must equal numpy's sum, shape and all."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tinyattn as ta
+from tinyattn.ops.sums import sum_over
+
+
+@st.composite
+def arrays_and_axes(draw):
+    shape = tuple(draw(st.lists(st.integers(0, 5), min_size=0, max_size=4)))
+    axes = tuple(sorted(draw(st.sets(st.integers(0, max(0, len(shape) - 1)), max_size=len(shape))))) if shape else ()
+    dtype = draw(st.sampled_from([np.float32, np.float64, np.int64, np.bool_]))
+    order = draw(st.sampled_from(["C", "F"]))  # F: not C-contiguous, numpy's own path
+    seed = draw(st.integers(0, 2 ** 16))
+    data = np.random.default_rng(seed).standard_normal(shape) * 3
+    array = np.asarray(data > 0 if dtype is np.bool_ else data.astype(dtype), order=order)
+    return array, axes, draw(st.booleans())
+
+
+@given(arrays_and_axes())
+def test_sum_over_equals_numpy_sum_for_any_axes_dtype_and_layout(case):
+    x, axes, keepdims = case
+    got, want = sum_over(x, axes, keepdims), np.sum(x, axis=axes, keepdims=keepdims)
+    assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype
+    tolerance = 1e-5 if x.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance * max(1, x.size))
+
+
+@pytest.mark.parametrize("shape, axes", [((64, 12, 64), (2,)), ((64, 12, 128), (1,)), ((64, 12, 64), (0, 1)),
+                                         ((768, 192), (0,)), ((3, 4, 5, 6), (1, 2))])
+def test_each_blas_case_in_float64(shape, axes, rng):
+    x = rng.standard_normal(shape)
+    np.testing.assert_allclose(sum_over(x, axes), x.sum(axis=axes), rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(sum_over(x, axes, keepdims=True), x.sum(axis=axes, keepdims=True), rtol=1e-13, atol=1e-12)
+
+
+def test_sum_and_mean_of_a_tensor_match_numpy_and_their_gradients_check(rng):
+    x = ta.tensor(rng.standard_normal((4, 6, 5)), requires_grad=True)
+    np.testing.assert_allclose(x.sum(1).data, x.data.sum(1), rtol=1e-13)
+    np.testing.assert_allclose(x.mean((1, 2), keepdims=True).data, x.data.mean((1, 2), keepdims=True), rtol=1e-13)
+    assert x.float().mean(0).dtype == np.float32 and ta.tensor(np.arange(6)).mean().dtype == np.float64
+    assert ta.autograd.gradcheck(lambda t: t.sum(1) * t.mean(1) + t.sum((0, 1)), [x])
