@@ -127,6 +127,8 @@ def _freed_message(ctx):
 _next_creation_number = itertools.count().__next__
 _ALL_NEED_GRAD = [(True,) * n for n in range(8)]  # the usual needs_input_grad, made once
 _ALL_POSITIONS = [tuple(range(n)) for n in range(8)]  # and the usual input_positions
+_FIRST_NEEDS_GRAD = [(True,) + (False,) * (n - 1) for n in range(8)]  # a tensor and options
+_FIRST, _FIRST_POSITION = [0], (0,)
 
 
 class Function:
@@ -172,23 +174,24 @@ class Function:
 
         ctx = Context()
         record = needed and _grad_enabled
-        every_argument = len(needed) == position and position < 8
         if not record:
             ctx.needs_input_grad = (False,) * position
-        elif every_argument:
-            ctx.needs_input_grad = _ALL_NEED_GRAD[position]
+        elif position < 8 and len(needed) == position:  # every argument: tuples made once, shared
+            ctx.needs_input_grad, positions = _ALL_NEED_GRAD[position], _ALL_POSITIONS[position]
+        elif position < 8 and needed == _FIRST:  # a tensor and options: x.reshape(...), x[i], ...
+            ctx.needs_input_grad, positions = _FIRST_NEEDS_GRAD[position], _FIRST_POSITION
         else:
             needs = [False] * position
             for index in needed:
                 needs[index] = True
-            ctx.needs_input_grad = tuple(needs)
+            ctx.needs_input_grad, positions = tuple(needs), tuple(needed)
 
         result = cls.forward(ctx, *arrays)
         if record:
             ctx.fn = cls
             ctx._created = _next_creation_number()
             ctx.args = args  # the call's own tuple: no new object to make
-            ctx.input_positions = _ALL_POSITIONS[position] if every_argument else tuple(needed)
+            ctx.input_positions = positions
         if isinstance(result, (tuple, list)):
             return _multiple_outputs(ctx, result, record)
         output = wrap(result)

@@ -44,9 +44,20 @@ class Permute(Function):
         return np.transpose(g, np.argsort(ctx.order)), None
 
 
-def _is_advanced(index):
-    parts = index if isinstance(index, tuple) else (index,)
-    return any(isinstance(part, (np.ndarray, list)) for part in parts)
+def _numpy_index(index):
+    """(index with lists made arrays, True if it picks by arrays): numpy's "advanced" indexing,
+    where one element may be picked twice. A plain loop: this runs on every slice of a tensor."""
+    if isinstance(index, list):
+        return np.asarray(index), True
+    if not isinstance(index, tuple):
+        return index, isinstance(index, np.ndarray)
+    advanced = False
+    for part in index:
+        if isinstance(part, (np.ndarray, list)):
+            advanced = True
+    if advanced:
+        index = tuple(np.asarray(part) if isinstance(part, list) else part for part in index)
+    return index, advanced
 
 
 class GetItem(Function):
@@ -58,11 +69,8 @@ class GetItem(Function):
 
     @staticmethod
     def forward(ctx, x, index):
-        if isinstance(index, list):
-            index = np.asarray(index)
-        elif isinstance(index, tuple):
-            index = tuple(np.asarray(p) if isinstance(p, list) else p for p in index)
-        ctx.meta = x.shape, index, _is_advanced(index)
+        index, advanced = _numpy_index(index)
+        ctx.meta = x.shape, index, advanced
         try:
             return x[index]
         except IndexError as error:
@@ -84,14 +92,23 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, axis, *arrays):
-        _check_same_shapes("cat", arrays, skip_axis=axis)
+        try:
+            y = np.concatenate(arrays, axis=axis)
+        except ValueError:
+            _check_same_shapes("cat", arrays, skip_axis=axis)  # says which tensor does not fit
+            raise
         ctx.axis = axis
-        ctx.bounds = np.cumsum([a.shape[axis] for a in arrays])[:-1]
-        return np.concatenate(arrays, axis=axis)
+        ctx.sizes = [a.shape[axis] for a in arrays]
+        return y
 
     @staticmethod
     def backward(ctx, g):
-        return (None, *np.split(g, ctx.bounds, axis=ctx.axis))
+        before = (slice(None),) * ctx.axis  # the axes before the joined one, whole
+        grads, start = [None], 0
+        for size in ctx.sizes:  # views of g, no copies (the walk never writes into them)
+            grads.append(g[before + (slice(start, start + size),)])
+            start += size
+        return tuple(grads)
 
 
 class Stack(Function):
@@ -99,9 +116,13 @@ class Stack(Function):
 
     @staticmethod
     def forward(ctx, axis, *arrays):
-        _check_same_shapes("stack", arrays, skip_axis=None)
+        try:
+            y = np.stack(arrays, axis=axis)
+        except ValueError:
+            _check_same_shapes("stack", arrays, skip_axis=None)  # says which tensor does not fit
+            raise
         ctx.axis = axis
-        return np.stack(arrays, axis=axis)
+        return y
 
     @staticmethod
     def backward(ctx, g):

@@ -340,7 +340,10 @@ def _raw(value):
 
 def _raw_index(index):
     if isinstance(index, tuple):
-        return tuple(_raw(part) for part in index)
+        for part in index:  # a plain loop first: an index rarely holds a Tensor
+            if isinstance(part, Tensor):
+                return tuple(_raw(part) for part in index)
+        return index
     return _raw(index)
 
 
