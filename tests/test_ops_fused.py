@@ -151,7 +151,12 @@ def test_sigmoid_scatter_and_outer_product_kernels_match_their_references(dtype,
     # the same additions in the same order: the same bits
     np.testing.assert_array_equal(scatter_rows.scatter_rows(indices, rows, 6),
                                   scatter_rows.scatter_rows_reference(indices, rows, 6))
-    a, b = rng.standard_normal((4, 5, 1)).astype(dtype), rng.standard_normal((3, 1, 1, 6)).astype(dtype)
+    # an inner size of 1: broadcast batch axes (numpy's a * b), the same batch axes (the Numba
+    # kernel), 2-D, and a transposed (non-contiguous) operand; one product per entry: same bits
+    for a_shape, b_shape in [((4, 5, 1), (3, 1, 1, 6)), ((2, 3, 5, 1), (2, 3, 1, 6)), ((5, 1), (1, 6))]:
+        a, b = rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
+        np.testing.assert_array_equal(matmul.matmul(a, b), matmul.matmul_reference(a, b))
+    a, b = rng.standard_normal((3, 1, 5)).astype(dtype).swapaxes(1, 2), rng.standard_normal((3, 1, 4)).astype(dtype)
     np.testing.assert_array_equal(matmul.matmul(a, b), matmul.matmul_reference(a, b))
 
 

