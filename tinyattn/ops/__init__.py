@@ -5,3 +5,6 @@ version; the public name dispatches between them by backend and, where the bench
 by shape (see benchmarks/RESULTS.md).
 """
 from .backend import get_backend, set_backend, use_backend
+from .memory import keep_freed_memory
+
+keep_freed_memory()  # once, on import: see memory.py (TINYATTN_MALLOC=system leaves malloc alone)
