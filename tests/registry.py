@@ -200,3 +200,18 @@ case(aa.AdditiveAttention, "two queries, padding mask with an empty row",
 case(aa.AdditiveAttention, "causal (Tq, Tk) mask, non-contiguous query",
      lambda q, W, uk, v, values: aa.AdditiveAttention.apply(q, W, uk, v, values, np.tril(np.ones((4, 4), bool))),
      inputs(transposed(2, 4, 3), normal(5, 3), normal(2, 4, 5), normal(1, 5), normal(2, 4, 2)))
+
+from tinyattn.nn import attentive_decoder as ad  # noqa: E402
+
+# (embedded (B, T, E), state (B, H), U k (B, S, h), values (B, S, Dv), W (h, H), v (1, h),
+#  weight_ih (3H, E + Dv), weight_hh (3H, H), bias_ih, bias_hh): B 2, T 3, E 2, H 4, S 4, h 5, Dv 3
+case(ad.AttentiveGRUDecoder, "padding mask with an empty row, biases",
+     lambda e, s, uk, values, W, v, w_ih, w_hh, b_ih, b_hh: ad.AttentiveGRUDecoder.apply(
+         e, s, uk, values, W, v, w_ih, w_hh, b_ih, b_hh, _PAD[:, None]),
+     inputs(normal(2, 3, 2), normal(2, 4), normal(2, 4, 5), strided(2, 4, 3), normal(5, 4), normal(1, 5),
+            normal(12, 5), normal(12, 4), normal(12), normal(12)))
+case(ad.AttentiveGRUDecoder, "no mask, no biases, non-contiguous words",
+     lambda e, s, uk, values, W, v, w_ih, w_hh: ad.AttentiveGRUDecoder.apply(
+         e, s, uk, values, W, v, w_ih, w_hh, None, None, None),
+     inputs(transposed(2, 3, 2), normal(2, 4), normal(2, 4, 5), normal(2, 4, 3), normal(5, 4), normal(1, 5),
+            normal(12, 5), normal(12, 4)))

@@ -15,8 +15,9 @@ import numpy as np
 from ..autograd.ops_shape import cat, stack, unbind
 from ..autograd.ops_nn import cross_entropy
 from ..nn.attention import Attention
+from ..nn.attentive_decoder import AttentiveGRUDecoder
 from ..nn.linear import Embedding, Linear
-from ..nn.masks import padding_mask
+from ..nn.masks import attention_mask, padding_mask
 from ..nn.module import Module
 from ..nn.recurrent import GRU, GRUCell
 
@@ -37,7 +38,13 @@ class Encoder(Module):
 
 
 class Decoder(Module):
-    """A GRU cell that attends over the encoder states before each step (or not, attention=None)."""
+    """A GRU cell that attends over the encoder states before each step (or not, attention=None).
+
+    With the additive score, teacher_forced_logits runs all steps as one graph node
+    (nn/attentive_decoder.py); set `fused = False` for the step-by-step graph it equals.
+    """
+
+    fused = True
 
     def __init__(self, vocab_size, embed_dim, hidden_size, encoder_size, pad_id, attention="additive"):
         super().__init__()
@@ -80,6 +87,13 @@ class Decoder(Module):
     def teacher_forced_logits(self, embedded, state, keys, encoder_states, mask):
         """Logits (B, T, V) for every step of embedded (B, T, E) (the true previous words): the
         steps as in `step`, but the output layer, which feeds nothing back, runs once on all of them."""
+        if self.fused and self.attention_kind and self.attention.score == "additive":
+            attention, cell = self.attention, self.cell
+            states, contexts = AttentiveGRUDecoder.apply(
+                embedded, state, keys.projected, encoder_states, attention.W.weight, attention.v.weight,
+                cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh,
+                attention_mask(mask, (state.shape[0], 1, encoder_states.shape[1]), "Decoder"))
+            return self.out(cat([states, contexts, embedded], axis=-1))
         states, contexts = [], []
         for word in unbind(embedded, axis=1):
             if self.attention_kind is None:

@@ -84,8 +84,10 @@ def additive_attention(wq, uk, v, values, mask):
 
 
 def additive_attention_backward(g_context, g_weights, weights, hidden, v, values):
-    """-> (dwq, duk, dv, dvalues)."""
-    d_weights = matmul(g_context, values.swapaxes(-1, -2)) + g_weights
+    """-> (dwq, duk, dv, dvalues); g_weights None: the weights were not used."""
+    d_weights = matmul(g_context, values.swapaxes(-1, -2))
+    if g_weights is not None:
+        d_weights += g_weights
     d_values = matmul(weights.swapaxes(-1, -2), g_context)
     d_score = softmax_backward(weights, d_weights)
     d_wq, d_uk = through_pair_tanh(d_score, v, hidden)

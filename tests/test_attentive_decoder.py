@@ -1,0 +1,42 @@
+"""The decoder in one node (nn/attentive_decoder.py) equals the step-by-step graph it replaces."""
+import numpy as np
+import pytest
+
+import tinyattn as ta
+from tinyattn.data import TOKEN_IDS, ToyTranslation
+from tinyattn.models import Seq2Seq
+
+
+def _loss_and_grads(model, batch, fused):
+    model.decoder.fused = fused
+    for p in model.parameters():
+        p.grad = None
+    loss = model.loss(*batch)
+    loss.backward()
+    return loss.item(), {name: p.grad.copy() for name, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(np.float64, 1e-10), (np.float32, 2e-5)])
+def test_the_fused_decoder_gives_the_step_by_step_loss_and_gradients(dtype, tolerance):
+    ta.manual_seed(0)
+    data = ToyTranslation(max_phrases=3, seed=1)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=8, hidden_size=6)
+    model = model.double() if dtype == np.float64 else model
+    batch = data.batch(7)  # sentences of different lengths: the padding mask matters
+    assert len(set(batch[1])) > 1
+    fused_loss, fused = _loss_and_grads(model, batch, True)
+    steps_loss, steps = _loss_and_grads(model, batch, False)
+    assert fused_loss == pytest.approx(steps_loss, rel=tolerance)
+    for name in steps:
+        scale = max(1.0, np.abs(steps[name]).max())
+        np.testing.assert_allclose(fused[name], steps[name], rtol=tolerance, atol=tolerance * scale, err_msg=name)
+
+
+def test_the_fused_decoder_gradients_check_against_finite_differences():
+    ta.manual_seed(1)
+    data = ToyTranslation(max_phrases=2, seed=2)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=3, hidden_size=4).double()
+    source, lengths, target = data.batch(3)
+    decoder = model.decoder
+    params = [decoder.attention.W.weight, decoder.attention.v.weight, decoder.cell.weight_ih, decoder.cell.weight_hh]
+    assert ta.gradcheck(lambda *_: model.loss(source, lengths, target), params)

@@ -1,0 +1,115 @@
+"""A GRU decoder with additive attention over every step of a known target, as one graph node.
+
+While training with teacher forcing, the decoder's input at step t is the true word t, known
+in advance, so the whole loop over the target can be one Function. At each step t, with s the
+decoder state (Bahdanau et al. 2015, section 3.1 and appendix A):
+
+    context_t = additive attention of the query s over the encoder states (v^T tanh(W s + U k))
+    s         = GRU([embedded_t; context_t], s)
+
+and the node returns every state and every context. The readable version is the same loop of
+graph nodes (models/seq2seq.py, Decoder.teacher_forced_logits with fused=False), which this
+one equals to 1e-10 in float64 (tests/test_attentive_decoder.py). One node instead of ~8 per
+step is what makes it fast (benchmarks/RESULTS.md, "A decoder in one node"):
+
+  * the two products that read the state, W s and W_hh s, are one product with [W; W_hh];
+  * the input projection of the words runs once for all steps; only the context's part runs
+    per step, and no [embedded; context] is ever copied together;
+  * the weight gradients are sums over steps, so the backward keeps each step's gradient
+    and forms each sum with one big product at the end instead of one small product per step;
+  * the gradients of the encoder states and of U k, used at every step, add up in one buffer.
+
+Backward through time runs the steps in reverse. With g_s the gradient reaching the state
+after step t (from the output layer and from step t + 1):
+
+    d_gi, d_gh, ds_direct = the GRU gate rules (ops/recurrent_gates.py)
+    d_context = g_context_t + d_gi W_ic                (W_ic: the context's columns of W_ih)
+    d_wq, d_uk, d_v, d_values = the attention step's rules (ops/additive_attention.py)
+    g_s for step t - 1 = ds_direct + [d_wq, d_gh] [W; W_hh]
+"""
+import numpy as np
+
+from ..autograd.function import Function
+from ..ops.additive_attention import additive_attention, additive_attention_backward
+from ..ops.matmul import matmul
+from ..ops.recurrent_gates import gru_gates, gru_gates_backward
+from ..ops.sums import sum_over
+
+
+def _rows(array):
+    """(..., n) as a C-contiguous (rows, n) array."""
+    return np.ascontiguousarray(array).reshape(-1, array.shape[-1])
+
+
+class AttentiveGRUDecoder(Function):
+    """forward(embedded (B, T, E), state (B, H), projected_keys U k (B, S, h), values (B, S, Dv),
+    W (h, H), v (1, h), weight_ih (3H, E + Dv), weight_hh (3H, H), bias_ih, bias_hh (3H,) or None,
+    mask bool (B, 1, S) or None) -> (states (B, T, H), contexts (B, T, Dv)): the state after each
+    step and the context read at each step."""
+
+    @staticmethod
+    def forward(ctx, embedded, state, projected_keys, values, W, v, weight_ih, weight_hh, bias_ih, bias_hh, mask):
+        B, T, E = embedded.shape
+        H, h, Dv = state.shape[1], W.shape[0], values.shape[2]
+        words_part, context_part = weight_ih[:, :E], weight_ih[:, E:]
+        word_inputs = matmul(_rows(embedded), words_part.T).reshape(B, T, 3 * H)  # all steps at once
+        if bias_ih is not None:
+            word_inputs += bias_ih
+        reads_state = np.concatenate([W, weight_hh])  # (h + 3H, H): W s and W_hh s in one product
+        states = np.empty((T + 1, B, H), state.dtype)  # time first: each step's rows are contiguous
+        contexts = np.empty((T, B, Dv), state.dtype)
+        states[0] = state
+        steps = []  # what each step's backward needs
+        for t in range(T):
+            from_state = matmul(states[t], reads_state.T)
+            wq, gh = from_state[:, :h], from_state[:, h:]
+            if bias_hh is not None:
+                gh = gh + bias_hh
+            context, weights, hidden = additive_attention(wq.reshape(B, 1, h), projected_keys, v[0], values, mask)
+            contexts[t] = context.reshape(B, Dv)
+            gi = word_inputs[:, t] + matmul(contexts[t], context_part.T)
+            states[t + 1], r, z, n = gru_gates(gi, gh, states[t], None)
+            steps.append((weights, hidden, r, z, n, np.ascontiguousarray(gh)))
+        ctx.save_for_backward(embedded, projected_keys, values, v, weight_ih, reads_state, states, contexts)
+        ctx.steps = steps
+        ctx.has_bias = bias_ih is not None, bias_hh is not None
+        return (np.ascontiguousarray(states[1:].transpose(1, 0, 2)),
+                np.ascontiguousarray(contexts.transpose(1, 0, 2)))
+
+    @staticmethod
+    def backward(ctx, g_states, g_contexts):
+        embedded, projected_keys, values, v, weight_ih, reads_state, states, contexts = ctx.saved_tensors
+        T, B, H = contexts.shape[0], states.shape[1], states.shape[2]
+        E, h = embedded.shape[2], reads_state.shape[0] - 3 * H
+        context_part = weight_ih[:, E:]
+        d_inputs = np.empty((T, B, 3 * H), states.dtype)         # d gi at each step
+        d_from_state = np.empty((T, B, h + 3 * H), states.dtype)  # d [W s, W_hh s] at each step
+        d_keys, d_values = np.zeros_like(projected_keys), np.zeros_like(values)
+        d_v = np.zeros(h, states.dtype)
+        g_state = np.zeros((B, H), states.dtype)  # from step t + 1
+        for t in reversed(range(T)):
+            weights, hidden, r, z, n, gh = ctx.steps[t]
+            g_state += g_states[:, t]
+            d_gi, d_gh, g_direct = gru_gates_backward(g_state, states[t], r, z, n, gh, None)
+            d_context = g_contexts[:, t] + matmul(d_gi, context_part)
+            d_wq, d_uk, d_v_t, d_values_t = additive_attention_backward(
+                d_context.reshape(B, 1, -1), None, weights, hidden, v[0], values)
+            d_keys += d_uk
+            d_values += d_values_t
+            d_v += d_v_t
+            d_inputs[t] = d_gi
+            d_from_state[t, :, :h] = d_wq.reshape(B, h)
+            d_from_state[t, :, h:] = d_gh
+            g_state = g_direct + matmul(d_from_state[t], reads_state)
+        # The weight gradients: sums over steps of (gradient at step t)^T (input at step t).
+        d_inputs_rows, d_from_state_rows = d_inputs.reshape(T * B, 3 * H), d_from_state.reshape(T * B, h + 3 * H)
+        word_rows = _rows(embedded.transpose(1, 0, 2))  # time first, as d_inputs
+        d_weight_ih = np.concatenate([matmul(d_inputs_rows.T, word_rows),
+                                      matmul(d_inputs_rows.T, contexts.reshape(T * B, -1))], axis=1)
+        d_reads_state = matmul(d_from_state_rows.T, states[:-1].reshape(T * B, H))
+        d_embedded = matmul(d_inputs_rows, weight_ih[:, :E]).reshape(T, B, E).transpose(1, 0, 2)
+        has_bias_ih, has_bias_hh = ctx.has_bias
+        return (np.ascontiguousarray(d_embedded), g_state, d_keys, d_values,
+                d_reads_state[:h], d_v.reshape(v.shape), d_weight_ih, d_reads_state[h:],
+                sum_over(d_inputs_rows, (0,)) if has_bias_ih else None,
+                sum_over(d_from_state_rows[:, h:], (0,)) if has_bias_hh else None, None)
