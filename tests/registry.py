@@ -215,3 +215,13 @@ case(ad.AttentiveGRUDecoder, "no mask, no biases, non-contiguous words",
          e, s, uk, values, W, v, w_ih, w_hh, None, None, None),
      inputs(transposed(2, 3, 2), normal(2, 4), normal(2, 4, 5), normal(2, 4, 3), normal(5, 4), normal(1, 5),
             normal(12, 5), normal(12, 4)))
+
+from tinyattn.nn import gru_sequence as gs  # noqa: E402
+
+# (gi (B, T, 3H), h0 (B, H), weight_hh (3H, H), bias_hh): B 3, T 4, H 2; rows of lengths 4, 1, 3
+case(gs.GRUSequence, "lengths, forward in time",
+     lambda gi, h0, w, b: gs.GRUSequence.apply(gi, h0, w, b, np.array([4, 1, 3]), False),
+     inputs(normal(3, 4, 6), normal(3, 2), normal(6, 2), normal(6)))
+case(gs.GRUSequence, "no lengths, backward in time, no bias, non-contiguous input",
+     lambda gi, h0, w: gs.GRUSequence.apply(gi, h0, w, None, None, True),
+     inputs(transposed(3, 4, 6), strided(3, 2), normal(6, 2)))

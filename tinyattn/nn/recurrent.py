@@ -4,7 +4,8 @@ Each cell has two implementations that agree to 1e-10 in float64:
   * `reference(gi, state, weight_hh, bias_hh)` of each step rule below: the equations of
     recurrent_steps.py written with autograd ops, to read;
   * the fused path (default): one hand-written graph node per step (recurrent_steps.py),
-    which benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md).
+    which benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md);
+    nn.GRU runs each direction of a whole sequence as one node (gru_sequence.py).
 Set `module.fused = False` to run the reference. Parameter names and init follow PyTorch, so a
 PyTorch state_dict loads as it is.
 """
@@ -19,6 +20,7 @@ from ..autograd.tensor import Tensor, wrap
 from .linear import LinearFunction
 from .masks import lengths_mask
 from .module import Module, Parameter
+from .gru_sequence import GRUSequence
 from .recurrent_steps import GRUStep, LSTMStep, RNNStep
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
@@ -227,9 +229,16 @@ class _Layer(Module):
         lengths, keeps = _step_masks(lengths, B, T, type(self).__name__)
         initial = self._initial_states(h0, x, D)
         outputs, finals = [], []
+        whole_sequence = self.fused and self.kind == "GRU"  # one node per direction (gru_sequence.py)
         for d, suffix in enumerate(self._suffixes()):
             weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l0{suffix}")
                                                       for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+            if whole_sequence:  # its outputs are already zero where a sentence has no word
+                output, state = GRUSequence.apply(_project(x, weight_ih, bias_ih), initial[d], weight_hh, bias_hh,
+                                                  lengths, d == 1)
+                outputs.append(output)
+                finals.append(state)
+                continue
             # every step's input projection in one product, then split into steps in one node
             gi_steps = unbind(_project(x, weight_ih, bias_ih), axis=1)
             state = initial[d]
@@ -241,7 +250,7 @@ class _Layer(Module):
             outputs.append(stack(per_step, axis=1))
             finals.append(state)
         out = outputs[0] if D == 1 else cat(outputs, axis=2)
-        if keeps is not None:
+        if keeps is not None and not whole_sequence:
             out = out * wrap(lengths_mask(lengths, T)[..., None].astype(out.dtype))
         return out, self._final_states(finals)
 

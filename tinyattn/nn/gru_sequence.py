@@ -1,0 +1,83 @@
+"""A GRU layer's whole sequence, one direction, as one graph node that skips finished sentences.
+
+nn.GRU over a padded batch with `lengths` gives, at every step t, the GRU step
+(recurrent_steps.py) to the sentences still running and leaves the others' states as they
+are (a finished sentence keeps its last state; read backwards, a sentence's state stays at h0
+until its last word). Step by step that is one graph node per step, and each node still
+computes every row, finished or not. This node sorts the sentences longest first, so that at
+step t the running ones are the first n_t rows, and computes only those: what PyTorch's
+packed sequences do. With the translation model's batches, whose sentences average about half
+of the longest, that is about half the work (benchmarks/RESULTS.md, "A sequence in one node").
+
+The answer is the step-by-step one (tests/test_gru_sequence.py, 1e-10 in float64): outputs
+(B, T, H) with zeros where a sentence has no word, and the last state of each sentence.
+
+Backward runs the steps in the other order. The gradient reaching the state of a running row
+is that of its output plus that from the next step; it goes through the gate rules
+(ops/recurrent_gates.py) and through gh = h W_hh^T + b_hh, as in GRUStep. A row not running at
+a step passes its gradient through unchanged, as its state does.
+"""
+import numpy as np
+
+from ..autograd.function import Function
+from ..ops.matmul import matmul
+from ..ops.recurrent_gates import gru_gates, gru_gates_backward
+from ..ops.sums import sum_over
+
+
+def running_rows(lengths, B, T):
+    """(order, counts): the rows sorted longest first, and at each step t how many of them run."""
+    if lengths is None:
+        return np.arange(B), np.full(T, B)
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    counts = (np.asarray(lengths)[:, None] > np.arange(T)).sum(axis=0)
+    return order, counts
+
+
+class GRUSequence(Function):
+    """forward(gi (B, T, 3H) = x W_ih^T + b_ih, h0 (B, H), weight_hh (3H, H), bias_hh (3H,) or None,
+    lengths (B,) ints or None, reverse) -> (outputs (B, T, H), last state (B, H))."""
+
+    @staticmethod
+    def forward(ctx, gi, h0, weight_hh, bias_hh, lengths, reverse):
+        B, T, _ = gi.shape
+        H = h0.shape[1]
+        order, counts = running_rows(lengths, B, T)
+        gi_sorted = gi.transpose(1, 0, 2)[:, order]  # (T, B, 3H), longest first: one copy
+        state = h0[order]  # a copy: updated in place, row block by row block
+        outputs = np.zeros((T, B, H), gi.dtype)
+        saved = [None] * T
+        for t in (reversed(range(T)) if reverse else range(T)):
+            n = counts[t]
+            previous = state[:n].copy()
+            gh = matmul(previous, weight_hh.T)
+            if bias_hh is not None:
+                gh += bias_hh
+            new, r, z, candidate = gru_gates(gi_sorted[t, :n], gh, previous, None)
+            state[:n] = outputs[t, :n] = new
+            saved[t] = previous, r, z, candidate, gh
+        ctx.save_for_backward(weight_hh, order, counts)
+        ctx.saved_steps, ctx.reverse, ctx.has_bias = saved, reverse, bias_hh is not None
+        unsort = np.argsort(order)
+        return outputs.transpose(1, 0, 2)[unsort], state[unsort]
+
+    @staticmethod
+    def backward(ctx, g_outputs, g_last):
+        weight_hh, order, counts = ctx.saved_tensors
+        T = len(counts)
+        g_outputs_sorted = g_outputs.transpose(1, 0, 2)[:, order]
+        g_state = np.array(g_last[order], copy=True)  # dL/d(the state), carried back step by step
+        d_gi = np.zeros(g_outputs_sorted.shape[:2] + (weight_hh.shape[0],), g_last.dtype)
+        d_weight = np.zeros_like(weight_hh)
+        d_bias = np.zeros(weight_hh.shape[0], g_last.dtype) if ctx.has_bias else None
+        for t in (range(T) if ctx.reverse else reversed(range(T))):
+            n = counts[t]
+            previous, r, z, candidate, gh = ctx.saved_steps[t]
+            g_new = g_state[:n] + g_outputs_sorted[t, :n]
+            d_gi[t, :n], d_gh, g_direct = gru_gates_backward(g_new, previous, r, z, candidate, gh, None)
+            g_state[:n] = g_direct + matmul(d_gh, weight_hh)
+            d_weight += matmul(d_gh.T, previous)
+            if d_bias is not None:
+                d_bias += sum_over(d_gh, (0,))
+        unsort = np.argsort(order)
+        return d_gi.transpose(1, 0, 2)[unsort], g_state[unsort], d_weight, d_bias, None, None
