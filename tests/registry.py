@@ -205,14 +205,14 @@ from tinyattn.nn import attentive_decoder as ad  # noqa: E402
 
 # (embedded (B, T, E), state (B, H), U k (B, S, h), values (B, S, Dv), W (h, H), v (1, h),
 #  weight_ih (3H, E + Dv), weight_hh (3H, H), bias_ih, bias_hh): B 2, T 3, E 2, H 4, S 4, h 5, Dv 3
-case(ad.AttentiveGRUDecoder, "padding mask with an empty row, biases",
+case(ad.AttentiveGRUDecoder, "padding mask with an empty row, biases, one row stopping after 1 step",
      lambda e, s, uk, values, W, v, w_ih, w_hh, b_ih, b_hh: ad.AttentiveGRUDecoder.apply(
-         e, s, uk, values, W, v, w_ih, w_hh, b_ih, b_hh, _PAD[:, None]),
+         e, s, uk, values, W, v, w_ih, w_hh, b_ih, b_hh, _PAD[:, None], np.array([1, 3])),
      inputs(normal(2, 3, 2), normal(2, 4), normal(2, 4, 5), strided(2, 4, 3), normal(5, 4), normal(1, 5),
             normal(12, 5), normal(12, 4), normal(12), normal(12)))
 case(ad.AttentiveGRUDecoder, "no mask, no biases, non-contiguous words",
      lambda e, s, uk, values, W, v, w_ih, w_hh: ad.AttentiveGRUDecoder.apply(
-         e, s, uk, values, W, v, w_ih, w_hh, None, None, None),
+         e, s, uk, values, W, v, w_ih, w_hh, None, None, None, None),
      inputs(transposed(2, 3, 2), normal(2, 4), normal(2, 4, 5), normal(2, 4, 3), normal(5, 4), normal(1, 5),
             normal(12, 5), normal(12, 4)))
 

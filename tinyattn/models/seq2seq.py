@@ -84,15 +84,18 @@ class Decoder(Module):
         state = self.cell(cat([embedded, context], axis=-1), state)
         return self.out(cat([state, context, embedded], axis=-1)), state, weights.reshape(weights.shape[0], weights.shape[2])
 
-    def teacher_forced_logits(self, embedded, state, keys, encoder_states, mask):
+    def teacher_forced_logits(self, embedded, state, keys, encoder_states, mask, lengths=None):
         """Logits (B, T, V) for every step of embedded (B, T, E) (the true previous words): the
-        steps as in `step`, but the output layer, which feeds nothing back, runs once on all of them."""
+        steps as in `step`, but the output layer, which feeds nothing back, runs once on all of them.
+
+        lengths (B,): how many steps each sentence needs; the fused decoder skips the rest (a
+        loss that ignores them gets the same value and gradients; their logits mean nothing)."""
         if self.fused and self.attention_kind and self.attention.score == "additive":
             attention, cell = self.attention, self.cell
             states, contexts = AttentiveGRUDecoder.apply(
                 embedded, state, keys.projected, encoder_states, attention.W.weight, attention.v.weight,
                 cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh,
-                attention_mask(mask, (state.shape[0], 1, encoder_states.shape[1]), "Decoder"))
+                attention_mask(mask, (state.shape[0], 1, encoder_states.shape[1]), "Decoder"), lengths)
             return self.out(cat([states, contexts, embedded], axis=-1))
         states, contexts = [], []
         for word in unbind(embedded, axis=1):
@@ -127,7 +130,9 @@ class Seq2Seq(Module):
         keys = self.decoder.keys(encoder_states)
         mask = padding_mask(lengths, source.shape[1])  # (B, 1, S): the one query sees each real word
         embedded = self.decoder.embedding(target[:, :-1])
-        logits = self.decoder.teacher_forced_logits(embedded, state, keys, encoder_states, mask)
+        scored = target[:, 1:] != self.pad_id  # the words the loss reads; the decoder can stop after each row's last
+        needed = np.where(scored.any(axis=1), scored.shape[1] - np.argmax(scored[:, ::-1], axis=1), 0)
+        logits = self.decoder.teacher_forced_logits(embedded, state, keys, encoder_states, mask, needed)
         return cross_entropy(logits, target[:, 1:], ignore_index=self.pad_id)
 
     def teacher_forced_weights(self, source, lengths, target):

@@ -34,6 +34,7 @@ from ..ops.additive_attention import additive_attention, additive_attention_back
 from ..ops.matmul import matmul
 from ..ops.recurrent_gates import gru_gates, gru_gates_backward
 from ..ops.sums import sum_over
+from .gru_sequence import running_rows
 
 
 def _rows(array):
@@ -44,72 +45,90 @@ def _rows(array):
 class AttentiveGRUDecoder(Function):
     """forward(embedded (B, T, E), state (B, H), projected_keys U k (B, S, h), values (B, S, Dv),
     W (h, H), v (1, h), weight_ih (3H, E + Dv), weight_hh (3H, H), bias_ih, bias_hh (3H,) or None,
-    mask bool (B, 1, S) or None) -> (states (B, T, H), contexts (B, T, Dv)): the state after each
-    step and the context read at each step."""
+    mask bool broadcasting to (B, 1, S) or None, lengths (B,) ints or None) -> (states (B, T, H),
+    contexts (B, T, Dv)): the state after each step and the context read at each step.
+
+    lengths: how many steps each sentence needs (None: all T). The steps after are not computed
+    (their states and contexts are zeros): the rows are sorted longest first and step t works on
+    the first n_t only, as nn.GRU does (gru_sequence.py)."""
 
     @staticmethod
-    def forward(ctx, embedded, state, projected_keys, values, W, v, weight_ih, weight_hh, bias_ih, bias_hh, mask):
+    def forward(ctx, embedded, state, projected_keys, values, W, v, weight_ih, weight_hh, bias_ih, bias_hh, mask,
+                lengths):
         B, T, E = embedded.shape
         H, h, Dv = state.shape[1], W.shape[0], values.shape[2]
+        order, counts = running_rows(lengths, B, T)
+        keys, values = projected_keys[order], values[order]
+        mask = None if mask is None else np.broadcast_to(mask, (B, 1, keys.shape[1]))[order]
         words_part, context_part = weight_ih[:, :E], weight_ih[:, E:]
-        word_inputs = matmul(_rows(embedded), words_part.T).reshape(B, T, 3 * H)  # all steps at once
+        words = _rows(embedded.transpose(1, 0, 2)[:, order])  # time first, sorted: (T * B, E)
+        word_inputs = matmul(words, words_part.T).reshape(T, B, 3 * H)  # all steps in one product
         if bias_ih is not None:
             word_inputs += bias_ih
         reads_state = np.concatenate([W, weight_hh])  # (h + 3H, H): W s and W_hh s in one product
-        states = np.empty((T + 1, B, H), state.dtype)  # time first: each step's rows are contiguous
-        contexts = np.empty((T, B, Dv), state.dtype)
-        states[0] = state
-        steps = []  # what each step's backward needs
+        states = np.zeros((T + 1, B, H), state.dtype)  # time first: the running rows are contiguous
+        contexts = np.zeros((T, B, Dv), state.dtype)
+        states[0] = state[order]
+        steps = [None] * T  # what each step's backward needs
         for t in range(T):
-            from_state = matmul(states[t], reads_state.T)
+            n = counts[t]
+            if n == 0:
+                break
+            previous = states[t, :n]
+            from_state = matmul(previous, reads_state.T)
             wq, gh = from_state[:, :h], from_state[:, h:]
-            if bias_hh is not None:
-                gh = gh + bias_hh
-            context, weights, hidden = additive_attention(wq.reshape(B, 1, h), projected_keys, v[0], values, mask)
-            contexts[t] = context.reshape(B, Dv)
-            gi = word_inputs[:, t] + matmul(contexts[t], context_part.T)
-            states[t + 1], r, z, n = gru_gates(gi, gh, states[t], None)
-            steps.append((weights, hidden, r, z, n, np.ascontiguousarray(gh)))
-        ctx.save_for_backward(embedded, projected_keys, values, v, weight_ih, reads_state, states, contexts)
+            gh = gh + bias_hh if bias_hh is not None else np.ascontiguousarray(gh)
+            context, weights, hidden = additive_attention(wq.reshape(n, 1, h), keys[:n], v[0], values[:n],
+                                                          None if mask is None else mask[:n])
+            contexts[t, :n] = context.reshape(n, Dv)
+            gi = word_inputs[t, :n] + matmul(contexts[t, :n], context_part.T)
+            states[t + 1, :n], r, z, candidate = gru_gates(gi, gh, previous, None)
+            steps[t] = weights, hidden, r, z, candidate, gh
+        ctx.save_for_backward(words, keys, values, v, weight_ih, reads_state, states, contexts, order, counts)
         ctx.steps = steps
         ctx.has_bias = bias_ih is not None, bias_hh is not None
-        return (np.ascontiguousarray(states[1:].transpose(1, 0, 2)),
-                np.ascontiguousarray(contexts.transpose(1, 0, 2)))
+        unsort = np.argsort(order)
+        return states[1:].transpose(1, 0, 2)[unsort], contexts.transpose(1, 0, 2)[unsort]
 
     @staticmethod
     def backward(ctx, g_states, g_contexts):
-        embedded, projected_keys, values, v, weight_ih, reads_state, states, contexts = ctx.saved_tensors
+        words, keys, values, v, weight_ih, reads_state, states, contexts, order, counts = ctx.saved_tensors
         T, B, H = contexts.shape[0], states.shape[1], states.shape[2]
-        E, h = embedded.shape[2], reads_state.shape[0] - 3 * H
+        E, h = words.shape[1], reads_state.shape[0] - 3 * H
         context_part = weight_ih[:, E:]
-        d_inputs = np.empty((T, B, 3 * H), states.dtype)         # d gi at each step
-        d_from_state = np.empty((T, B, h + 3 * H), states.dtype)  # d [W s, W_hh s] at each step
-        d_keys, d_values = np.zeros_like(projected_keys), np.zeros_like(values)
+        g_states, g_contexts = g_states.transpose(1, 0, 2)[:, order], g_contexts.transpose(1, 0, 2)[:, order]
+        d_inputs = np.zeros((T, B, 3 * H), states.dtype)         # d gi at each step
+        d_from_state = np.zeros((T, B, h + 3 * H), states.dtype)  # d [W s, W_hh s] at each step
+        d_keys, d_values = np.zeros_like(keys), np.zeros_like(values)
         d_v = np.zeros(h, states.dtype)
         g_state = np.zeros((B, H), states.dtype)  # from step t + 1
         for t in reversed(range(T)):
-            weights, hidden, r, z, n, gh = ctx.steps[t]
-            g_state += g_states[:, t]
-            d_gi, d_gh, g_direct = gru_gates_backward(g_state, states[t], r, z, n, gh, None)
-            d_context = g_contexts[:, t] + matmul(d_gi, context_part)
+            n = counts[t]
+            if n == 0:
+                continue
+            weights, hidden, r, z, candidate, gh = ctx.steps[t]
+            g_new = g_state[:n] + g_states[t, :n]
+            d_gi, d_gh, g_direct = gru_gates_backward(g_new, states[t, :n], r, z, candidate, gh, None)
+            d_context = g_contexts[t, :n] + matmul(d_gi, context_part)
             d_wq, d_uk, d_v_t, d_values_t = additive_attention_backward(
-                d_context.reshape(B, 1, -1), None, weights, hidden, v[0], values)
-            d_keys += d_uk
-            d_values += d_values_t
+                d_context.reshape(n, 1, -1), None, weights, hidden, v[0], values[:n])
+            d_keys[:n] += d_uk
+            d_values[:n] += d_values_t
             d_v += d_v_t
-            d_inputs[t] = d_gi
-            d_from_state[t, :, :h] = d_wq.reshape(B, h)
-            d_from_state[t, :, h:] = d_gh
-            g_state = g_direct + matmul(d_from_state[t], reads_state)
-        # The weight gradients: sums over steps of (gradient at step t)^T (input at step t).
+            d_inputs[t, :n] = d_gi
+            d_from_state[t, :n, :h] = d_wq.reshape(n, h)
+            d_from_state[t, :n, h:] = d_gh
+            g_state[:n] = g_direct + matmul(d_from_state[t, :n], reads_state)
+        # The weight gradients: sums over steps of (gradient at step t)^T (input at step t); a row
+        # that did not run at a step has zero gradient there.
         d_inputs_rows, d_from_state_rows = d_inputs.reshape(T * B, 3 * H), d_from_state.reshape(T * B, h + 3 * H)
-        word_rows = _rows(embedded.transpose(1, 0, 2))  # time first, as d_inputs
-        d_weight_ih = np.concatenate([matmul(d_inputs_rows.T, word_rows),
+        d_weight_ih = np.concatenate([matmul(d_inputs_rows.T, words),
                                       matmul(d_inputs_rows.T, contexts.reshape(T * B, -1))], axis=1)
         d_reads_state = matmul(d_from_state_rows.T, states[:-1].reshape(T * B, H))
-        d_embedded = matmul(d_inputs_rows, weight_ih[:, :E]).reshape(T, B, E).transpose(1, 0, 2)
+        d_embedded = matmul(d_inputs_rows, weight_ih[:, :E]).reshape(T, B, E)
+        unsort = np.argsort(order)
         has_bias_ih, has_bias_hh = ctx.has_bias
-        return (np.ascontiguousarray(d_embedded), g_state, d_keys, d_values,
+        return (d_embedded.transpose(1, 0, 2)[unsort], g_state[unsort], d_keys[unsort], d_values[unsort],
                 d_reads_state[:h], d_v.reshape(v.shape), d_weight_ih, d_reads_state[h:],
                 sum_over(d_inputs_rows, (0,)) if has_bias_ih else None,
-                sum_over(d_from_state_rows[:, h:], (0,)) if has_bias_hh else None, None)
+                sum_over(d_from_state_rows[:, h:], (0,)) if has_bias_hh else None, None, None)
