@@ -9,9 +9,13 @@ decoder state (Bahdanau et al. 2015, section 3.1 and appendix A):
 
 and the node returns every state and every context. The readable version is the same loop of
 graph nodes (models/seq2seq.py, Decoder.teacher_forced_logits with fused=False), which this
-one equals to 1e-10 in float64 (tests/test_attentive_decoder.py). One node instead of ~8 per
-step is what makes it fast (benchmarks/RESULTS.md, "A decoder in one node"):
+one equals to 1e-10 in float64 (tests/test_attentive_decoder.py). What makes it fast
+(benchmarks/RESULTS.md, "A decoder in one node"):
 
+  * it skips work: given how many steps each sentence needs (the loss ignores the padding
+    after its last word), the rows are sorted longest first and step t computes only the
+    n_t sentences still running, as nn.GRU does (gru_sequence.py);
+  * one node instead of ~8 per step: no per-step bookkeeping, no graph walk through them;
   * the two products that read the state, W s and W_hh s, are one product with [W; W_hh];
   * the input projection of the words runs once for all steps; only the context's part runs
     per step, and no [embedded; context] is ever copied together;
