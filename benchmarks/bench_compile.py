@@ -15,7 +15,7 @@ start = time.perf_counter()
 import numpy as np
 import tinyattn as ta
 from tinyattn.ops import softmax as sm, additive_attention as aa, recurrent_gates as rg
-from tinyattn.ops import adam, scatter_rows, sigmoid
+from tinyattn.ops import adam, broadcast_products as bp, matmul, scatter_rows, sigmoid
 for dtype in (np.float32, np.float64):
     x = np.ones((2, 3, 5), dtype); mask = np.ones((2, 1, 5), bool)
     y = sm.softmax_numba(x); sm.softmax_numba(x, mask); sm.softmax_backward_numba(y, x)
@@ -32,6 +32,10 @@ for dtype in (np.float32, np.float64):
     adam.adam_update(h.copy(), h, h.copy(), h.copy(), (one, one), (one, one), one, one, one, one)
     scatter_rows.scatter_rows(np.zeros(2, np.int64), h, 3)
     sigmoid.sigmoid(h)
+    matmul.matmul(np.ones((2, 3, 1), dtype), np.ones((2, 1, 4), dtype))
+    rows, column = np.ones((2, 3), dtype), np.ones(3, dtype)
+    bp.multiply(rows, np.ones((2, 1), dtype)); bp.multiply(rows, column)
+    bp.row_dots(rows, rows); bp.column_dots(rows, rows)
 print(time.perf_counter() - start)
 """
 

@@ -70,6 +70,8 @@ case(ew.Sub, "broadcast column", lambda a, b: a - b, inputs(normal(3, 4), normal
 case(ew.Sub, "number minus tensor", lambda a: 1.0 - a, inputs(transposed(3, 4)))
 case(ew.Mul, "broadcast", lambda a, b: a * b, inputs(normal(2, 3, 4), normal(3, 1)))
 case(ew.Mul, "same node twice", lambda a: a * a, inputs(normal(5)))
+case(ew.Mul, "one number per row (the row-scaling kernel)", lambda a, s: s * a, inputs(normal(2, 3, 4), normal(2, 3, 1)))
+case(ew.Mul, "one number per column (the column-scaling kernel)", lambda a, v: a * v, inputs(normal(2, 3, 4), normal(4)))
 case(ew.Div, "broadcast", lambda a, b: a / b, inputs(normal(2, 3), positive(3)))
 case(ew.Div, "number over tensor", lambda b: 1.0 / b, inputs(positive(4, 2)))
 case(ew.Neg, "plain", lambda a: -a, inputs(transposed(2, 3)))
