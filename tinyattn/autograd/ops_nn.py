@@ -69,6 +69,8 @@ class MatMul(Function):
 
 def _along(axis, kernel, *arrays):
     """Run a last-axis kernel along `axis`: move that axis last, run, move it back."""
+    if axis == arrays[0].ndim - 1:  # already last, the usual case: np.moveaxis costs ~3 us a call
+        return kernel(*arrays)
     return np.moveaxis(kernel(*(np.moveaxis(a, axis, -1) for a in arrays)), -1, axis)
 
 
@@ -82,6 +84,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, axis, mask):
         require_float("softmax", x=x)
+        last = axis == x.ndim - 1  # the usual case: no np.moveaxis (~3 us a call)
         if mask is not None:
             mask = np.asarray(mask)
             if mask.dtype != np.bool_:
@@ -90,11 +93,12 @@ class Softmax(Function):
                 raise ShapeError(f"softmax: mask {mask.shape} does not broadcast to the scores' {x.shape}")
             # Give the mask x's number of axes (size 1 where it broadcasts), never x's size:
             # the kernels read a broadcast mask through strides, without a full-size copy.
-            mask = np.moveaxis(mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape), axis, -1)
-        y = softmax(np.moveaxis(x, axis, -1), mask)
+            mask = mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape)
+            mask = mask if last else np.moveaxis(mask, axis, -1)
+        y = softmax(x if last else np.moveaxis(x, axis, -1), mask)
         ctx.save_for_backward(y)
         ctx.axis = axis
-        return np.moveaxis(y, -1, axis)
+        return y if last else np.moveaxis(y, -1, axis)
 
     @staticmethod
     def backward(ctx, g):
