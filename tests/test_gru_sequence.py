@@ -49,3 +49,9 @@ def test_hidden_size_one_with_steps_where_no_sentence_runs(rng):
 def test_running_rows_are_the_longest_first():
     order, counts = running_rows(np.array([2, 5, 1, 5]), 4, 6)
     assert list(order) == [1, 3, 0, 2] and list(counts) == [4, 3, 2, 2, 2, 0]
+
+
+def test_running_rows_of_unsigned_lengths_with_a_zero():
+    # -lengths of an unsigned 0 is 0, the largest key: the decoder node would run the empty row
+    order, counts = running_rows(np.array([0, 3, 1], np.uint8), 3, 3)
+    assert list(order) == [1, 2, 0] and list(counts) == [2, 1, 1]
