@@ -37,6 +37,21 @@ def test_the_sequence_node_gradchecks_with_padding_both_ways(rng):
     assert ta.gradcheck(lambda x, h0, *p: layer(x, h0, lengths=lengths), (x, h0, *layer.parameters()))
 
 
+def test_hidden_size_one_with_steps_where_no_sentence_runs(rng):
+    layer = nn.GRU(2, 1).double()  # (0, 1) @ (1, 3) at the last step: an empty outer product
+    x, h0 = rng.standard_normal((2, 3, 2)), rng.standard_normal((1, 2, 1))
+    upstream = rng.standard_normal((2, 3, 1)), rng.standard_normal((1, 2, 1))
+    whole, steps = (_run(layer, x, h0, np.array([1, 2]), fused, upstream) for fused in (True, False))
+    for got, want in zip(whole, steps):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-10)
+
+
 def test_running_rows_are_the_longest_first():
     order, counts = running_rows(np.array([2, 5, 1, 5]), 4, 6)
     assert list(order) == [1, 3, 0, 2] and list(counts) == [4, 3, 2, 2, 2, 0]
+
+
+def test_running_rows_of_unsigned_lengths_with_a_zero():
+    # -lengths of an unsigned 0 is 0, the largest key: the decoder node would run the empty row
+    order, counts = running_rows(np.array([0, 3, 1], np.uint8), 3, 3)
+    assert list(order) == [1, 2, 0] and list(counts) == [2, 1, 1]

@@ -160,6 +160,16 @@ def test_sigmoid_scatter_and_outer_product_kernels_match_their_references(dtype,
     np.testing.assert_array_equal(matmul.matmul(a, b), matmul.matmul_reference(a, b))
 
 
+def test_outer_products_with_no_rows_or_columns_and_mismatched_inner_sizes_act_as_np_matmul():
+    # a GRU of hidden size 1 at a step where no sentence runs multiplies (0, 1) @ (1, 3)
+    for a_shape, b_shape in [((0, 1), (1, 3)), ((2, 0, 1), (2, 1, 3)), ((2, 3, 1), (2, 1, 0)), ((0, 3, 1), (0, 1, 2))]:
+        a, b = np.ones(a_shape), np.ones(b_shape)
+        got = matmul.matmul(a, b)
+        assert got.shape == np.matmul(a, b).shape and got.dtype == np.float64
+    with pytest.raises(ValueError):  # (3, 1) @ (2, 4): numpy refuses; no outer product of the first rows
+        matmul.matmul(np.ones((2, 3, 1)), np.ones((2, 2, 4)))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("weight_decay", [0.0, 0.1])
 def test_adam_kernel_gives_the_references_bits(dtype, weight_decay, rng):

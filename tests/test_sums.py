@@ -43,3 +43,12 @@ def test_sum_and_mean_of_a_tensor_match_numpy_and_their_gradients_check(rng):
     np.testing.assert_allclose(x.mean((1, 2), keepdims=True).data, x.data.mean((1, 2), keepdims=True), rtol=1e-13)
     assert x.float().mean(0).dtype == np.float32 and ta.tensor(np.arange(6)).mean().dtype == np.float64
     assert ta.autograd.gradcheck(lambda t: t.sum(1) * t.mean(1) + t.sum((0, 1)), [x])
+
+
+def test_mean_of_float16_accumulates_as_numpy_does_without_overflow():
+    # numpy's mean adds float16 in float32: 10,000 tens sum past float16's largest (65504)
+    x = np.full((2, 10000), 10, np.float16)
+    for axes in [None, 1]:
+        got, want = ta.tensor(x).mean(axes).data, np.mean(x, axis=axes)
+        assert got.dtype == want.dtype == np.float16
+        np.testing.assert_array_equal(got, want)

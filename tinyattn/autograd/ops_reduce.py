@@ -8,6 +8,8 @@ import numpy as np
 from ..ops.sums import sum_over
 from .function import Function
 
+_SUMMED_IN_OWN_DTYPE = (np.dtype(np.float32), np.dtype(np.float64))  # numpy's mean adds these in their own dtype
+
 
 def _kept_shape(shape, axes):
     """The input's shape with the reduced axes (None: all) as size 1: g in it broadcasts back."""
@@ -42,7 +44,9 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdims):
         ctx.shapes = x.shape, _kept_shape(x.shape, axes)
-        if x.dtype.kind != "f" or x.size == 0:  # numpy's rules: integers average to float64, empty to NaN
+        # numpy's rules: integers average to float64, float16 adds in float32 (float16 ends at 65504),
+        # an empty mean is NaN
+        if x.dtype not in _SUMMED_IN_OWN_DTYPE or x.size == 0:
             y = np.mean(x, axis=axes, keepdims=keepdims)
             ctx.count = max(1, x.size // max(1, np.size(y)))
             return y

@@ -29,8 +29,9 @@ def running_rows(lengths, B, T):
     """(order, counts): the rows sorted longest first, and at each step t how many of them run."""
     if lengths is None:
         return np.arange(B), np.full(T, B)
-    order = np.argsort(-np.asarray(lengths), kind="stable")
-    counts = (np.asarray(lengths)[:, None] > np.arange(T)).sum(axis=0)
+    lengths = np.asarray(lengths, np.int64)  # signed: -lengths of an unsigned 0 would be 0, sorted first
+    order = np.argsort(-lengths, kind="stable")
+    counts = (lengths[:, None] > np.arange(T)).sum(axis=0)
     return order, counts
 
 

@@ -32,6 +32,8 @@ def _outer_kernel(a, b, out):
 def _outer_products(a, b):
     """(..., n, 1) @ (..., 1, m) with the same batch axes, as (..., n, m) products."""
     out = np.empty(a.shape[:-1] + (b.shape[-1],), a.dtype)
+    if out.size == 0:  # no rows, columns or batch entries: nothing to write (and no (-1, 0) reshape)
+        return out
     n, m = a.shape[-2], b.shape[-1]
     _outer_kernel(np.ascontiguousarray(a).reshape(-1, n), np.ascontiguousarray(b).reshape(-1, m),
                   out.reshape(-1, n, m))
@@ -42,7 +44,7 @@ def matmul(a, b):
     """(..., n, k) @ (..., k, m) with numpy semantics (ndim >= 2), as a fresh C-contiguous array."""
     if get_backend() == "numpy":
         return matmul_reference(a, b)
-    if a.shape[-1] == 1 and a.dtype == b.dtype:  # outer products: no sum to do
+    if a.shape[-1] == 1 and b.shape[-2] == 1 and a.dtype == b.dtype:  # outer products: no sum to do
         if a.shape[:-2] == b.shape[:-2] and a.dtype.kind == "f":
             return _outer_products(a, b)
         return a * b
