@@ -33,3 +33,11 @@ def test_mixed_dtypes_and_non_contiguous_arrays_take_numpys_path(rng):
     strided = rng.standard_normal((4, 12))[:, ::2]
     np.testing.assert_array_equal(multiply(strided, s), strided * s)
     np.testing.assert_allclose(column_dots(strided, strided), (strided * strided).sum(0))
+
+
+@pytest.mark.parametrize("shape", [(3, 0), (0, 4), (2, 0, 5)])
+def test_empty_arrays_give_numpys_answers(shape):
+    g = np.ones(shape, np.float32)
+    np.testing.assert_array_equal(row_dots(g, g), (g * g).sum(-1, keepdims=True))
+    np.testing.assert_array_equal(column_dots(g, g), (g * g).sum(axis=tuple(range(g.ndim - 1))))
+    np.testing.assert_array_equal(multiply(g, np.ones(shape[:-1] + (1,), np.float32)), g)

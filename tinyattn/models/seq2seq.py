@@ -93,7 +93,7 @@ class Decoder(Module):
         if self.fused and self.attention_kind and self.attention.score == "additive":
             attention, cell = self.attention, self.cell
             states, contexts = AttentiveGRUDecoder.apply(
-                embedded, state, keys.projected, encoder_states, attention.W.weight, attention.v.weight,
+                embedded, state, attention.precompute_keys(keys).projected, encoder_states, attention.W.weight, attention.v.weight,
                 cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh,
                 attention_mask(mask, (state.shape[0], 1, encoder_states.shape[1]), "Decoder"), lengths)
             return self.out(cat([states, contexts, embedded], axis=-1))

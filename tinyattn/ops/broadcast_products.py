@@ -84,7 +84,7 @@ def multiply(a, b):
 
 def row_dots(g, x):
     """(g * x).sum(-1, keepdims=True) for g and x of one shape."""
-    if g.ndim == 0 or not _kernels_apply(g, x):
+    if g.ndim == 0 or g.size == 0 or not _kernels_apply(g, x):
         return (g * x).sum(-1, keepdims=True)
     out = np.empty(g.shape[:-1] + (1,), g.dtype)
     _row_dots_kernel(g.reshape(-1, g.shape[-1]), x.reshape(-1, g.shape[-1]), out.reshape(-1))
@@ -93,7 +93,7 @@ def row_dots(g, x):
 
 def column_dots(g, x):
     """(g * x) summed over every axis but the last, for g and x of one shape (ndim >= 2)."""
-    if not _kernels_apply(g, x):
+    if g.size == 0 or not _kernels_apply(g, x):
         return (g * x).sum(axis=tuple(range(g.ndim - 1)))
     out = np.empty(g.shape[-1], g.dtype)
     _column_dots_kernel(g.reshape(-1, g.shape[-1]), x.reshape(-1, g.shape[-1]), out)
