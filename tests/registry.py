@@ -227,3 +227,13 @@ case(gs.GRUSequence, "lengths, forward in time",
 case(gs.GRUSequence, "no lengths, backward in time, no bias, non-contiguous input",
      lambda gi, h0, w: gs.GRUSequence.apply(gi, h0, w, None, None, True),
      inputs(transposed(3, 4, 6), strided(3, 2), normal(6, 2)))
+
+from tinyattn.nn import lstm_sequence as ls  # noqa: E402
+
+# (gi (B, T, 4H), h0, c0 (B, H), weight_hh (4H, H), bias_hh): B 3, T 4, H 2; rows of lengths 4, 1, 3
+case(ls.LSTMSequence, "lengths, backward in time",
+     lambda gi, h0, c0, w, b: ls.LSTMSequence.apply(gi, h0, c0, w, b, np.array([4, 1, 3]), True),
+     inputs(normal(3, 4, 8), normal(3, 2), normal(3, 2), normal(8, 2), normal(8)))
+case(ls.LSTMSequence, "no lengths, forward in time, no bias, non-contiguous input",
+     lambda gi, h0, c0, w: ls.LSTMSequence.apply(gi, h0, c0, w, None, None, False),
+     inputs(transposed(3, 4, 8), normal(3, 2), strided(3, 2), normal(8, 2)))

@@ -9,7 +9,7 @@ step t the running ones are the first n_t rows, and computes only those: what Py
 packed sequences do. With the translation model's batches, whose sentences average about half
 of the longest, that is about half the work (benchmarks/RESULTS.md, "A sequence in one node").
 
-The answer is the step-by-step one (tests/test_gru_sequence.py, 1e-10 in float64): outputs
+The answer is the step-by-step one (tests/test_sequence_nodes.py, 1e-10 in float64): outputs
 (B, T, H) with zeros where a sentence has no word, and the last state of each sentence.
 
 Backward runs the steps in the other order. The gradient reaching the state of a running row

@@ -5,7 +5,8 @@ Each cell has two implementations that agree to 1e-10 in float64:
     recurrent_steps.py written with autograd ops, to read;
   * the fused path (default): one hand-written graph node per step (recurrent_steps.py),
     which benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md);
-    nn.GRU runs each direction of a whole sequence as one node (gru_sequence.py).
+    nn.GRU and nn.LSTM run each direction of a whole sequence as one node (gru_sequence.py,
+    lstm_sequence.py).
 Set `module.fused = False` to run the reference. Parameter names and init follow PyTorch, so a
 PyTorch state_dict loads as it is.
 """
@@ -21,6 +22,7 @@ from .linear import LinearFunction
 from .masks import lengths_mask
 from .module import Module, Parameter
 from .gru_sequence import GRUSequence
+from .lstm_sequence import LSTMSequence
 from .recurrent_steps import GRUStep, LSTMStep, RNNStep
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
@@ -229,13 +231,18 @@ class _Layer(Module):
         lengths, keeps = _step_masks(lengths, B, T, type(self).__name__)
         initial = self._initial_states(h0, x, D)
         outputs, finals = [], []
-        whole_sequence = self.fused and self.kind == "GRU"  # one node per direction (gru_sequence.py)
+        # one node per direction (gru_sequence.py, lstm_sequence.py)
+        whole_sequence = self.fused and self.kind in ("GRU", "LSTM")
         for d, suffix in enumerate(self._suffixes()):
             weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l0{suffix}")
                                                       for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
             if whole_sequence:  # its outputs are already zero where a sentence has no word
-                output, state = GRUSequence.apply(_project(x, weight_ih, bias_ih), initial[d], weight_hh, bias_hh,
-                                                  lengths, d == 1)
+                gi = _project(x, weight_ih, bias_ih)
+                if self.kind == "GRU":
+                    output, state = GRUSequence.apply(gi, initial[d], weight_hh, bias_hh, lengths, d == 1)
+                else:
+                    output, *state = LSTMSequence.apply(gi, *initial[d], weight_hh, bias_hh, lengths, d == 1)
+                    state = tuple(state)
                 outputs.append(output)
                 finals.append(state)
                 continue
