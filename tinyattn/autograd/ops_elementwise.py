@@ -75,6 +75,8 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
+        if a.shape == b.shape:  # no broadcast, the usual case
+            return (g * b if need_a else None), (g * a if need_b else None)
         return (_times_summed_to(g, b, a.shape) if need_a else None,
                 _times_summed_to(g, a, b.shape) if need_b else None)
 

@@ -68,16 +68,17 @@ def _column_dots_kernel(g, x, out):
 
 def multiply(a, b):
     """a * b as numpy computes it, one pass for the two slow broadcasts (module docstring)."""
-    if a.ndim >= 2 and a.ndim == b.ndim and _kernels_apply(a, b):
-        for x, s in ((a, b), (b, a)):
-            if s.shape[-1] == 1 and x.shape[-1] > 1 and s.shape[:-1] == x.shape[:-1]:
-                out = np.empty_like(x)
-                _scale_rows_kernel(x.reshape(-1, x.shape[-1]), s.reshape(-1), out.reshape(-1, x.shape[-1]))
-                return out
-    for x, v in ((a, b), (b, a)):
-        if v.ndim == 1 and x.ndim >= 2 and v.shape[0] == x.shape[-1] > 1 and _kernels_apply(x, v):
+    if a.shape == b.shape:  # the usual case, and numpy's fast one: decided in one comparison
+        return a * b
+    for x, s in ((a, b), (b, a)):
+        if (s.ndim == x.ndim >= 2 and s.shape[-1] == 1 and x.shape[-1] > 1 and s.shape[:-1] == x.shape[:-1]
+                and _kernels_apply(x, s)):
             out = np.empty_like(x)
-            _scale_columns_kernel(x.reshape(-1, x.shape[-1]), v, out.reshape(-1, x.shape[-1]))
+            _scale_rows_kernel(x.reshape(-1, x.shape[-1]), s.reshape(-1), out.reshape(-1, x.shape[-1]))
+            return out
+        if s.ndim == 1 and x.ndim >= 2 and s.shape[0] == x.shape[-1] > 1 and _kernels_apply(x, s):
+            out = np.empty_like(x)
+            _scale_columns_kernel(x.reshape(-1, x.shape[-1]), s, out.reshape(-1, x.shape[-1]))
             return out
     return a * b
 
