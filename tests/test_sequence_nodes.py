@@ -5,7 +5,7 @@ import pytest
 
 import tinyattn as ta
 import tinyattn.nn as nn
-from tinyattn.nn.gru_sequence import running_rows
+from tinyattn.nn.running_rows import RunningRows
 
 
 def _run(layer, x, states, lengths, fused, upstream):
@@ -68,11 +68,15 @@ def test_hidden_size_one_with_steps_where_no_sentence_runs(rng):
 
 
 def test_running_rows_are_the_longest_first():
-    order, counts = running_rows(np.array([2, 5, 1, 5]), 4, 6)
-    assert list(order) == [1, 3, 0, 2] and list(counts) == [4, 3, 2, 2, 2, 0]
+    rows = RunningRows(np.array([2, 5, 1, 5]), 4, 6)
+    assert list(rows.order) == [1, 3, 0, 2] and list(rows.counts) == [4, 3, 2, 2, 2, 0]
+    x = np.arange(4 * 6).reshape(4, 6)
+    np.testing.assert_array_equal(rows.unsorted(rows.sorted(x)), x)
+    np.testing.assert_array_equal(rows.batch_first(rows.time_first(x)), x)
+    assert list(rows.time_first(x)[0]) == [6, 18, 0, 12] and list(rows.steps(reverse=True))[0] == 5
 
 
 def test_running_rows_of_unsigned_lengths_with_a_zero():
     # -lengths of an unsigned 0 is 0, the largest key: the decoder node would run the empty row
-    order, counts = running_rows(np.array([0, 3, 1], np.uint8), 3, 3)
-    assert list(order) == [1, 2, 0] and list(counts) == [2, 1, 1]
+    rows = RunningRows(np.array([0, 3, 1], np.uint8), 3, 3)
+    assert list(rows.order) == [1, 2, 0] and list(rows.counts) == [2, 1, 1]

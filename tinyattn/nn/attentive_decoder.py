@@ -38,12 +38,7 @@ from ..ops.additive_attention import additive_attention, additive_attention_back
 from ..ops.matmul import matmul
 from ..ops.recurrent_gates import gru_gates, gru_gates_backward
 from ..ops.sums import sum_over
-from .gru_sequence import running_rows
-
-
-def _rows(array):
-    """(..., n) as a C-contiguous (rows, n) array."""
-    return np.ascontiguousarray(array).reshape(-1, array.shape[-1])
+from .running_rows import RunningRows
 
 
 class AttentiveGRUDecoder(Function):
@@ -61,21 +56,21 @@ class AttentiveGRUDecoder(Function):
                 lengths):
         B, T, E = embedded.shape
         H, h, Dv = state.shape[1], W.shape[0], values.shape[2]
-        order, counts = running_rows(lengths, B, T)
-        keys, values = projected_keys[order], values[order]
-        mask = None if mask is None else np.broadcast_to(mask, (B, 1, keys.shape[1]))[order]
+        rows = RunningRows(lengths, B, T)
+        keys, values = rows.sorted(projected_keys), rows.sorted(values)
+        mask = None if mask is None else rows.sorted(np.broadcast_to(mask, (B, 1, keys.shape[1])))
         words_part, context_part = weight_ih[:, :E], weight_ih[:, E:]
-        words = _rows(embedded.transpose(1, 0, 2)[:, order])  # time first, sorted: (T * B, E)
+        words = rows.time_first(embedded).reshape(T * B, E)  # time first, sorted (a fresh copy)
         word_inputs = matmul(words, words_part.T).reshape(T, B, 3 * H)  # all steps in one product
         if bias_ih is not None:
             word_inputs += bias_ih
         reads_state = np.concatenate([W, weight_hh])  # (h + 3H, H): W s and W_hh s in one product
         states = np.zeros((T + 1, B, H), state.dtype)  # time first: the running rows are contiguous
         contexts = np.zeros((T, B, Dv), state.dtype)
-        states[0] = state[order]
+        states[0] = rows.sorted(state)
         steps = [None] * T  # what each step's backward needs
-        for t in range(T):
-            n = counts[t]
+        for t in rows.steps():
+            n = rows.counts[t]
             if n == 0:
                 break
             previous = states[t, :n]
@@ -88,26 +83,26 @@ class AttentiveGRUDecoder(Function):
             gi = word_inputs[t, :n] + matmul(contexts[t, :n], context_part.T)
             states[t + 1, :n], r, z, candidate = gru_gates(gi, gh, previous, None)
             steps[t] = weights, hidden, r, z, candidate, gh
-        ctx.save_for_backward(words, keys, values, v, weight_ih, reads_state, states, contexts, order, counts)
-        ctx.steps = steps
+        ctx.save_for_backward(words, keys, values, v, weight_ih, reads_state, states, contexts)
+        ctx.rows, ctx.steps = rows, steps
         ctx.has_bias = bias_ih is not None, bias_hh is not None
-        unsort = np.argsort(order)
-        return states[1:].transpose(1, 0, 2)[unsort], contexts.transpose(1, 0, 2)[unsort]
+        return rows.batch_first(states[1:]), rows.batch_first(contexts)
 
     @staticmethod
     def backward(ctx, g_states, g_contexts):
-        words, keys, values, v, weight_ih, reads_state, states, contexts, order, counts = ctx.saved_tensors
+        words, keys, values, v, weight_ih, reads_state, states, contexts = ctx.saved_tensors
+        rows = ctx.rows
         T, B, H = contexts.shape[0], states.shape[1], states.shape[2]
         E, h = words.shape[1], reads_state.shape[0] - 3 * H
         context_part = weight_ih[:, E:]
-        g_states, g_contexts = g_states.transpose(1, 0, 2)[:, order], g_contexts.transpose(1, 0, 2)[:, order]
+        g_states, g_contexts = rows.time_first(g_states), rows.time_first(g_contexts)
         d_inputs = np.zeros((T, B, 3 * H), states.dtype)         # d gi at each step
         d_from_state = np.zeros((T, B, h + 3 * H), states.dtype)  # d [W s, W_hh s] at each step
         d_keys, d_values = np.zeros_like(keys), np.zeros_like(values)
         d_v = np.zeros(h, states.dtype)
         g_state = np.zeros((B, H), states.dtype)  # from step t + 1
-        for t in reversed(range(T)):
-            n = counts[t]
+        for t in rows.steps(reverse=True):
+            n = rows.counts[t]
             if n == 0:
                 continue
             weights, hidden, r, z, candidate, gh = ctx.steps[t]
@@ -130,9 +125,8 @@ class AttentiveGRUDecoder(Function):
                                       matmul(d_inputs_rows.T, contexts.reshape(T * B, -1))], axis=1)
         d_reads_state = matmul(d_from_state_rows.T, states[:-1].reshape(T * B, H))
         d_embedded = matmul(d_inputs_rows, weight_ih[:, :E]).reshape(T, B, E)
-        unsort = np.argsort(order)
         has_bias_ih, has_bias_hh = ctx.has_bias
-        return (d_embedded.transpose(1, 0, 2)[unsort], g_state[unsort], d_keys[unsort], d_values[unsort],
+        return (rows.batch_first(d_embedded), rows.unsorted(g_state), rows.unsorted(d_keys), rows.unsorted(d_values),
                 d_reads_state[:h], d_v.reshape(v.shape), d_weight_ih, d_reads_state[h:],
                 sum_over(d_inputs_rows, (0,)) if has_bias_ih else None,
                 sum_over(d_from_state_rows[:, h:], (0,)) if has_bias_hh else None, None, None)

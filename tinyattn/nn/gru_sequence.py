@@ -23,16 +23,7 @@ from ..autograd.function import Function
 from ..ops.matmul import matmul
 from ..ops.recurrent_gates import gru_gates, gru_gates_backward
 from ..ops.sums import sum_over
-
-
-def running_rows(lengths, B, T):
-    """(order, counts): the rows sorted longest first, and at each step t how many of them run."""
-    if lengths is None:
-        return np.arange(B), np.full(T, B)
-    lengths = np.asarray(lengths, np.int64)  # signed: -lengths of an unsigned 0 would be 0, sorted first
-    order = np.argsort(-lengths, kind="stable")
-    counts = (lengths[:, None] > np.arange(T)).sum(axis=0)
-    return order, counts
+from .running_rows import RunningRows
 
 
 class GRUSequence(Function):
@@ -42,14 +33,13 @@ class GRUSequence(Function):
     @staticmethod
     def forward(ctx, gi, h0, weight_hh, bias_hh, lengths, reverse):
         B, T, _ = gi.shape
-        H = h0.shape[1]
-        order, counts = running_rows(lengths, B, T)
-        gi_sorted = gi.transpose(1, 0, 2)[:, order]  # (T, B, 3H), longest first: one copy
-        state = h0[order]  # a copy: updated in place, row block by row block
-        outputs = np.zeros((T, B, H), gi.dtype)
+        rows = RunningRows(lengths, B, T)
+        gi_sorted = rows.time_first(gi)  # (T, B, 3H)
+        state = rows.sorted(h0)  # a copy: updated in place, row block by row block
+        outputs = np.zeros((T, B, h0.shape[1]), gi.dtype)
         saved = [None] * T
-        for t in (reversed(range(T)) if reverse else range(T)):
-            n = counts[t]
+        for t in rows.steps(reverse):
+            n = rows.counts[t]
             previous = state[:n].copy()
             gh = matmul(previous, weight_hh.T)
             if bias_hh is not None:
@@ -57,22 +47,21 @@ class GRUSequence(Function):
             new, r, z, candidate = gru_gates(gi_sorted[t, :n], gh, previous, None)
             state[:n] = outputs[t, :n] = new
             saved[t] = previous, r, z, candidate, gh
-        ctx.save_for_backward(weight_hh, order, counts)
-        ctx.saved_steps, ctx.reverse, ctx.has_bias = saved, reverse, bias_hh is not None
-        unsort = np.argsort(order)
-        return outputs.transpose(1, 0, 2)[unsort], state[unsort]
+        ctx.save_for_backward(weight_hh)
+        ctx.rows, ctx.saved_steps, ctx.reverse, ctx.has_bias = rows, saved, reverse, bias_hh is not None
+        return rows.batch_first(outputs), rows.unsorted(state)
 
     @staticmethod
     def backward(ctx, g_outputs, g_last):
-        weight_hh, order, counts = ctx.saved_tensors
-        T = len(counts)
-        g_outputs_sorted = g_outputs.transpose(1, 0, 2)[:, order]
-        g_state = np.array(g_last[order], copy=True)  # dL/d(the state), carried back step by step
+        (weight_hh,) = ctx.saved_tensors
+        rows = ctx.rows
+        g_outputs_sorted = rows.time_first(g_outputs)
+        g_state = rows.sorted(g_last)  # dL/d(the state), carried back step by step (a copy)
         d_gi = np.zeros(g_outputs_sorted.shape[:2] + (weight_hh.shape[0],), g_last.dtype)
         d_weight = np.zeros_like(weight_hh)
         d_bias = np.zeros(weight_hh.shape[0], g_last.dtype) if ctx.has_bias else None
-        for t in (range(T) if ctx.reverse else reversed(range(T))):
-            n = counts[t]
+        for t in rows.steps(not ctx.reverse):
+            n = rows.counts[t]
             previous, r, z, candidate, gh = ctx.saved_steps[t]
             g_new = g_state[:n] + g_outputs_sorted[t, :n]
             d_gi[t, :n], d_gh, g_direct = gru_gates_backward(g_new, previous, r, z, candidate, gh, None)
@@ -80,5 +69,4 @@ class GRUSequence(Function):
             d_weight += matmul(d_gh.T, previous)
             if d_bias is not None:
                 d_bias += sum_over(d_gh, (0,))
-        unsort = np.argsort(order)
-        return d_gi.transpose(1, 0, 2)[unsort], g_state[unsort], d_weight, d_bias, None, None
+        return rows.batch_first(d_gi), rows.unsorted(g_state), d_weight, d_bias, None, None

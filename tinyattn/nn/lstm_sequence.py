@@ -16,7 +16,7 @@ from ..autograd.function import Function
 from ..ops.matmul import matmul
 from ..ops.recurrent_gates import lstm_gates, lstm_gates_backward
 from ..ops.sums import sum_over
-from .gru_sequence import running_rows
+from .running_rows import RunningRows
 
 
 class LSTMSequence(Function):
@@ -26,14 +26,13 @@ class LSTMSequence(Function):
     @staticmethod
     def forward(ctx, gi, h0, c0, weight_hh, bias_hh, lengths, reverse):
         B, T, _ = gi.shape
-        H = h0.shape[1]
-        order, counts = running_rows(lengths, B, T)
-        gi_sorted = gi.transpose(1, 0, 2)[:, order]  # (T, B, 4H), longest first: one copy
-        h, c = h0[order], c0[order]  # copies: updated in place, row block by row block
-        outputs = np.zeros((T, B, H), gi.dtype)
+        rows = RunningRows(lengths, B, T)
+        gi_sorted = rows.time_first(gi)  # (T, B, 4H)
+        h, c = rows.sorted(h0), rows.sorted(c0)  # copies: updated in place, row block by row block
+        outputs = np.zeros((T, B, h0.shape[1]), gi.dtype)
         saved = [None] * T
-        for t in (reversed(range(T)) if reverse else range(T)):
-            n = counts[t]
+        for t in rows.steps(reverse):
+            n = rows.counts[t]
             h_previous, c_previous = h[:n].copy(), c[:n].copy()
             gates = gi_sorted[t, :n] + matmul(h_previous, weight_hh.T)
             if bias_hh is not None:
@@ -42,22 +41,21 @@ class LSTMSequence(Function):
             h[:n] = outputs[t, :n] = h_new
             c[:n] = c_new
             saved[t] = h_previous, c_previous, i, f, g, o, tanh_c
-        ctx.save_for_backward(weight_hh, order, counts)
-        ctx.saved_steps, ctx.reverse, ctx.has_bias = saved, reverse, bias_hh is not None
-        unsort = np.argsort(order)
-        return outputs.transpose(1, 0, 2)[unsort], h[unsort], c[unsort]
+        ctx.save_for_backward(weight_hh)
+        ctx.rows, ctx.saved_steps, ctx.reverse, ctx.has_bias = rows, saved, reverse, bias_hh is not None
+        return rows.batch_first(outputs), rows.unsorted(h), rows.unsorted(c)
 
     @staticmethod
     def backward(ctx, g_outputs, g_h_last, g_c_last):
-        weight_hh, order, counts = ctx.saved_tensors
-        T = len(counts)
-        g_outputs_sorted = g_outputs.transpose(1, 0, 2)[:, order]
-        g_h, g_c = np.array(g_h_last[order], copy=True), np.array(g_c_last[order], copy=True)
+        (weight_hh,) = ctx.saved_tensors
+        rows = ctx.rows
+        g_outputs_sorted = rows.time_first(g_outputs)
+        g_h, g_c = rows.sorted(g_h_last), rows.sorted(g_c_last)  # carried back step by step (copies)
         d_gi = np.zeros(g_outputs_sorted.shape[:2] + (weight_hh.shape[0],), g_h.dtype)
         d_weight = np.zeros_like(weight_hh)
         d_bias = np.zeros(weight_hh.shape[0], g_h.dtype) if ctx.has_bias else None
-        for t in (range(T) if ctx.reverse else reversed(range(T))):
-            n = counts[t]
+        for t in rows.steps(not ctx.reverse):
+            n = rows.counts[t]
             h_previous, c_previous, i, f, g, o, tanh_c = ctx.saved_steps[t]
             grad_h = g_h[:n] + g_outputs_sorted[t, :n]
             d_gates, g_c[:n], _ = lstm_gates_backward(grad_h, g_c[:n], c_previous, i, f, g, o, tanh_c, None)
@@ -66,5 +64,4 @@ class LSTMSequence(Function):
             d_weight += matmul(d_gates.T, h_previous)
             if d_bias is not None:
                 d_bias += sum_over(d_gates, (0,))
-        unsort = np.argsort(order)
-        return d_gi.transpose(1, 0, 2)[unsort], g_h[unsort], g_c[unsort], d_weight, d_bias, None, None
+        return rows.batch_first(d_gi), rows.unsorted(g_h), rows.unsorted(g_c), d_weight, d_bias, None, None
