@@ -7,6 +7,8 @@ Numba will not compile. Tests switch the backend in-process with `use_backend("n
 import contextlib
 import os
 
+import numpy as np
+
 BACKENDS = ("numba", "numpy")
 
 _backend = os.environ.get("TINYATTN_BACKEND", "numba").strip().lower() or "numba"
@@ -14,6 +16,9 @@ if _backend not in BACKENDS:
     raise ValueError(
         f"TINYATTN_BACKEND={_backend!r} is not a backend; use one of {', '.join(BACKENDS)}"
     )
+
+
+KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the compiled kernels take; others go to numpy
 
 
 def get_backend():

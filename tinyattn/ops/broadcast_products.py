@@ -22,15 +22,13 @@ its last bits may differ from numpy's pairwise sum; the others give numpy's bits
 import numba
 import numpy as np
 
-from .backend import get_backend
-
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+from .backend import KERNEL_DTYPES, get_backend
 
 
 def _kernels_apply(*arrays):
     """True if the Numba kernels may run on these arrays (one float dtype, C-contiguous)."""
     dtype = arrays[0].dtype
-    return (get_backend() != "numpy" and dtype in _FLOATS
+    return (get_backend() != "numpy" and dtype in KERNEL_DTYPES
             and all(a.dtype == dtype and a.flags.c_contiguous for a in arrays))
 
 

@@ -18,9 +18,8 @@ import math
 
 import numpy as np
 
-from .backend import get_backend
+from .backend import KERNEL_DTYPES, get_backend
 
-_BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _LONGEST_BLAS_SUM = 2 ** 16
 
 
@@ -31,7 +30,7 @@ def sum_reference(x, axes, keepdims=False):
 
 def sum_over(x, axes, keepdims=False):
     """x summed over `axes` (a tuple of non-negative ints, or None for all), as numpy's sum."""
-    if axes is None or get_backend() == "numpy" or x.dtype not in _BLAS_DTYPES or not x.flags.c_contiguous:
+    if axes is None or get_backend() == "numpy" or x.dtype not in KERNEL_DTYPES or not x.flags.c_contiguous:
         return sum_reference(x, axes, keepdims)
     first, last = min(axes, default=0), max(axes, default=-1)
     shape = x.shape
