@@ -86,7 +86,9 @@ case(ew.Tanh, "plain", lambda a: a.tanh(), inputs(strided(2, 5)))
 case(ew.Sigmoid, "plain", lambda a: a.sigmoid(), inputs(normal(3, 4)))
 case(ew.Sigmoid, "large values", lambda a: (a * 8.0).sigmoid(), inputs(normal(6)))
 case(ew.Relu, "away from the kink", lambda a: a.relu(), inputs(away_from_zero(3, 4)))
-case(ew.Cast, "float64 to float64", lambda a: a.double(), inputs(normal(3)))
+case(ew.Cast, "clone: float64 to float64", lambda a: a.clone(), inputs(normal(3)))
+case(ew.PowOfNumber, "2.5 ** x", lambda a: 2.5 ** a, inputs(normal(3, 2)))
+case(ew.PowOfNumber, "0.3 ** x, transposed", lambda a: 0.3 ** a, inputs(transposed(2, 3)))
 
 # --- reductions -----------------------------------------------------------------------------
 case(red.Sum, "all", lambda a: a.sum(), inputs(normal(3, 4)))

@@ -60,7 +60,7 @@ def test_fused_and_reference_agree_to_1e_10(cls, rng):
         xt = ta.tensor(x, requires_grad=True)
         out, state = layer(xt, lengths=lengths)
         h_n = state[0] if isinstance(state, tuple) else state
-        (out * ta.tensor(np.sin(np.arange(out.size).reshape(out.shape)))).sum().backward(retain_graph=False)
+        (out * ta.tensor(np.sin(np.arange(out.numel()).reshape(out.shape)))).sum().backward(retain_graph=False)
         results.append([out.data, h_n.data, xt.grad] + [p.grad for p in layer.parameters()])
     for fused_value, reference_value in zip(*results):
         np.testing.assert_allclose(fused_value, reference_value, rtol=0, atol=1e-10)
@@ -105,7 +105,7 @@ def test_recurrent_errors_name_the_layer_and_shapes():
         nn.GRU(3, 4)(ta.ones(2, 3))
     with pytest.raises(ValueError, match=r"lengths must lie in \[1, 5\]"):
         nn.GRU(3, 4)(ta.ones(2, 5, 3), lengths=np.array([0, 5]))
-    with pytest.raises(ta.ShapeError, match=r"h0 \(1, 2, 4\), expected \(2, 2, 4\)"):
+    with pytest.raises(ta.ShapeError, match=r"h0 \(1, 2, 4\), expected .* = \(2, 2, 4\)"):
         nn.RNN(3, 4, bidirectional=True)(ta.ones(2, 5, 3), ta.zeros(1, 2, 4))
 
 

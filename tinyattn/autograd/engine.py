@@ -17,7 +17,7 @@ import heapq
 
 import numpy as np
 
-from . import trace as _trace
+from . import tracing as _trace
 from .function import _freed_message, zeros_for_output
 from .hooks import run_hooks, run_output_hooks
 
@@ -151,9 +151,10 @@ def _add_to_grad(tensor, grad):
         tensor.grad += grad
 
 
-def _reverse_topological_order(starts):
+def reverse_topological_order(starts, freed_error=None):
     """Nodes reachable from `starts`, each listed after every node that consumes its outputs
-    (newest first, the order the walk visits them in)."""
+    (newest first, the order the walk visits them in). A node freed by an earlier backward
+    raises freed_error(node) (a RuntimeError about going through it a second time by default)."""
     found = {}
     todo = list(starts)
     while todo:
@@ -161,7 +162,7 @@ def _reverse_topological_order(starts):
         if node in found:
             continue
         if node.freed:
-            raise RuntimeError(_freed_message(node))
+            raise freed_error(node) if freed_error else RuntimeError(_freed_message(node))
         found[node] = None
         todo.extend(tensor._ctx for tensor in node.inputs if tensor._ctx is not None)
     return sorted(found, key=lambda node: node._created, reverse=True)

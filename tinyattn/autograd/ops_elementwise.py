@@ -144,6 +144,29 @@ class Pow(Function):
         return g * p * np.power(x, p - 1), None
 
 
+class PowOfNumber(Function):
+    """y = c ** x for a number c;  dL/dx = g * y * log(c).
+
+    At c = 0 the rule reads 0 * log(0) = 0 * -inf; PyTorch takes the limit of c ** x log c as
+    c -> 0+, which is 0 for x > 0, and gives 0 wherever x >= 0: so does this."""
+
+    @staticmethod
+    def forward(ctx, x, base):
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, (-2) ** 0.5 = NaN, as in PyTorch
+            y = np.power(x.dtype.type(base), x)
+        ctx.save_for_backward(x, y)
+        ctx.base = base
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        with np.errstate(invalid="ignore"):  # inf * 0 and log of a negative base: NaN, as in PyTorch
+            if ctx.base == 0:
+                return np.where(x >= 0, 0, g * y * x.dtype.type(-np.inf)).astype(g.dtype, copy=False), None
+            return g * y * x.dtype.type(np.log(ctx.base) if ctx.base > 0 else np.nan), None
+
+
 class Abs(Function):
     """y = |x|;  dL/dx = g * sign(x) (0 at the kink x = 0, as PyTorch)."""
 
@@ -233,13 +256,14 @@ class Sigmoid(Function):
 
 
 class Relu(Function):
-    """y = max(x, 0);  dL/dx = g where x > 0, else 0 (the kink at 0 takes 0, as PyTorch)."""
+    """y = max(x, 0);  dL/dx = g where x > 0, else 0 (the kink at 0 takes 0, as PyTorch).
+
+    A NaN stays NaN (np.maximum passes NaNs through, as PyTorch's relu does) and gets no gradient."""
 
     @staticmethod
     def forward(ctx, x):
-        positive = x > 0
-        ctx.save_for_backward(positive)
-        return np.where(positive, x, 0).astype(x.dtype, copy=False)
+        ctx.save_for_backward(x > 0)
+        return np.maximum(x, x.dtype.type(0))
 
     @staticmethod
     def backward(ctx, g):

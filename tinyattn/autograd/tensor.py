@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from .errors import require_float
 from .axes import axes as _axes, one_axis as _one_axis, pytorch_names as _pytorch_names
 
 
@@ -36,7 +37,7 @@ class Tensor:
         if flag and self.data.dtype.kind != "f":
             raise TypeError(
                 f"requires_grad=True needs a floating tensor, got {self.data.dtype}; "
-                "only real-valued tensors have gradients (make it with .astype / a float list)"
+                "only real-valued tensors have gradients (convert it with .float() / .double())"
             )
         if not flag and self._ctx is not None:
             # Silently cutting a made tensor off its graph would drop gradients without a word.
@@ -49,8 +50,19 @@ class Tensor:
     shape = property(lambda self: self.data.shape)
     dtype = property(lambda self: self.data.dtype)
     ndim = property(lambda self: self.data.ndim)
-    size = property(lambda self: self.data.size)
     is_leaf = property(lambda self: self._ctx is None)
+
+    def size(self, dim=None):
+        """The shape as a tuple, or one axis's length: PyTorch's x.size() and x.size(0)."""
+        return self.data.shape if dim is None else self.data.shape[_one_axis(dim, self.ndim, "size")]
+
+    def numel(self):
+        """How many elements (PyTorch's numel; numpy calls it size)."""
+        return self.data.size
+
+    def dim(self):
+        """The number of axes, as PyTorch's x.dim() (numpy's x.ndim works too)."""
+        return self.data.ndim
 
     @property
     def grad_fn(self):
@@ -178,10 +190,14 @@ class Tensor:
         return _ew.Pow.apply(self, float(exponent))
 
     def __rpow__(self, base):
-        """number ** tensor = exp(tensor * log(number)), for a positive number."""
-        if not isinstance(base, numbers.Real) or base <= 0:
-            raise TypeError(f"pow: {base!r} ** tensor needs a positive number base")
-        return (self * float(np.log(base))).exp()
+        """number ** tensor, element-wise (a float result, as exp(tensor * log(number)))."""
+        if not isinstance(base, numbers.Real):
+            raise TypeError(f"pow: {type(base).__name__} ** tensor needs a number as the base")
+        if self.data.dtype.kind in "iu" and isinstance(base, numbers.Integral):  # int ** int stays int, as PyTorch
+            if (self.data < 0).any():
+                raise ValueError(f"pow: {base} ** an integer tensor with negative entries; convert it first with .float()")
+            return wrap(np.power(np.int64(base), self.data.astype(np.int64)))
+        return _ew.PowOfNumber.apply(_floating(self), float(base))
 
     def __abs__(self):
         return _ew.Abs.apply(self)
@@ -220,19 +236,19 @@ class Tensor:
 
     # --- methods ------------------------------------------------------------------------
     def exp(self):
-        return _ew.Exp.apply(self)
+        return _ew.Exp.apply(_floating(self))
 
     def log(self):
-        return _ew.Log.apply(self)
+        return _ew.Log.apply(_floating(self))
 
     def sqrt(self):
-        return _ew.Sqrt.apply(self)
+        return _ew.Sqrt.apply(_floating(self))
 
     def tanh(self):
-        return _ew.Tanh.apply(self)
+        return _ew.Tanh.apply(_floating(self))
 
     def sigmoid(self):
-        return _ew.Sigmoid.apply(self)
+        return _ew.Sigmoid.apply(_floating(self))
 
     def relu(self):
         return _ew.Relu.apply(self)
@@ -244,6 +260,7 @@ class Tensor:
 
     def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         axis, keepdims = _pytorch_names("mean", axis, dim, keepdims, keepdim)
+        require_float("mean", x=self.data)  # as PyTorch: the mean of integers has no dtype to be in
         return _reduce.Mean.apply(self, None if axis is None else _axes(axis, self.ndim, "mean"), keepdims)
 
     def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
@@ -266,7 +283,15 @@ class Tensor:
             shape = tuple(shape[0])
         return _shape.Reshape.apply(self, shape)
 
-    view = reshape
+    def view(self, *shape):
+        """reshape that never copies: refused where PyTorch's view is, when the layout of the
+        elements (after a transpose, say) cannot be read as the new shape; then use reshape."""
+        out = self.reshape(*shape)
+        if self.data.size and not np.may_share_memory(out.data, self.data):
+            raise RuntimeError(f"view: a tensor of shape {self.shape} laid out as it is (strides "
+                               f"{self.data.strides}) cannot be viewed as {out.shape} without a copy; "
+                               "use .reshape(...), which copies when it must")
+        return out
 
     def unsqueeze(self, axis=None, *, dim=None):
         """A new axis of size 1 at `axis` (in [-ndim - 1, ndim], as PyTorch)."""
@@ -293,6 +318,13 @@ class Tensor:
     def T(self):
         return _shape.Permute.apply(self, tuple(reversed(range(self.ndim))))
 
+    def t(self):
+        """The transpose of a matrix (a 0-D or 1-D tensor as it is), as PyTorch's t()."""
+        if self.ndim > 2:
+            raise ValueError(f"t: expects a tensor of at most 2 dims, got shape {self.shape}; "
+                             "use .transpose(dim0, dim1) or .permute(...)")
+        return self.T
+
     def softmax(self, axis=-1, mask=None, *, dim=None):
         axis, _ = _pytorch_names("softmax", axis, dim, False, None, default_axis=-1)
         return _nn.Softmax.apply(self, _one_axis(axis, self.ndim, "softmax"), _raw(mask))
@@ -308,10 +340,39 @@ class Tensor:
         return _shape.MaskedFill.apply(self, _bool_mask(mask, "masked_fill"), value)
 
     def double(self):
-        return _ew.Cast.apply(self, np.float64)
+        return self.to(np.float64)
 
     def float(self):
-        return _ew.Cast.apply(self, np.float32)
+        return self.to(np.float32)
+
+    def long(self):
+        """An int64 copy (integers carry no gradient)."""
+        return self.to(np.int64)
+
+    def int(self):
+        """An int32 copy (integers carry no gradient)."""
+        return self.to(np.int32)
+
+    def to(self, dtype):
+        """This tensor in `dtype` (ta.float32, np.float64, "float64", ...): a float target keeps
+        the gradient flowing back; "cpu" (the only device) returns self, as PyTorch's .to does."""
+        if isinstance(dtype, str) and dtype == "cpu":
+            return self
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"to: {dtype!r} is not a dtype; use ta.float32, ta.float64, ta.int64 or ta.bool") from None
+        if dtype == self.data.dtype:
+            return self
+        if dtype.kind == "f" and self.data.dtype.kind == "f":
+            return _ew.Cast.apply(self, dtype)
+        return wrap(self.data.astype(dtype))
+
+    def clone(self):
+        """A copy of the data that stays on the graph (the gradient passes through unchanged)."""
+        if self.data.dtype.kind != "f":
+            return wrap(self.data.copy())
+        return _ew.Cast.apply(self, self.data.dtype)  # astype copies; Cast's backward is the identity
 
 
 _new_instance = object.__new__  # Tensor.__new__(Tensor) is the same call, ~60 ns slower: every op makes one
@@ -332,6 +393,17 @@ def wrap(array):
 def tensor(data, requires_grad=False, dtype=None):
     """A new leaf tensor holding a copy of `data` (see the dtype rules at the top)."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def matmul(a, b):
+    """a @ b, PyTorch's torch.matmul: (..., n, k) @ (..., k, m) -> (..., n, m), batch axes broadcast."""
+    return a @ b if isinstance(a, Tensor) else Tensor.__rmatmul__(b, a)
+
+
+def _floating(x):
+    """x itself if it is floating, else a float32 copy: integer and bool tensors go into exp, log,
+    sqrt, tanh, sigmoid and pow as PyTorch's default float, as torch.exp(int tensor) does."""
+    return x if x.data.dtype.kind == "f" else wrap(x.data.astype(np.float32))
 
 
 def _raw(value):

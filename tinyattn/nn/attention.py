@@ -104,7 +104,7 @@ class Attention(Module):
                              f"query_size={self.query_size}, key_size={self.key_size} with one value per key")
         if self.score in ("dot", "scaled_dot"):  # one fused graph node for the whole step
             scale = attention_scale(self.key_size) if self.score == "scaled_dot" else 1.0
-            return scaled_dot_product_attention(query, keys, values, mask, scale)
+            return scaled_dot_product_attention(query, keys, values, mask=mask, scale=scale)
         projected = (precomputed or self.precompute_keys(keys)).projected
         if self.score == "additive":
             # every (query, key) pair through one hidden layer: tanh(W q + U k), scored by v
@@ -137,7 +137,7 @@ class SelfAttention(Module):
     def forward(self, x, mask=None):
         """x (B, T, E) -> (out (B, T, value_dim), weights (B, T, T))."""
         scale = attention_scale(self.key_dim) if self.use_scale else 1.0
-        return scaled_dot_product_attention(self.W_q(x), self.W_k(x), self.W_v(x), mask, scale)
+        return scaled_dot_product_attention(self.W_q(x), self.W_k(x), self.W_v(x), mask=mask, scale=scale)
 
     def extra_repr(self):
         return f"{self.embed_dim}, key_dim={self.key_dim}, value_dim={self.value_dim}, scale={self.use_scale}"

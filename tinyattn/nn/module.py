@@ -195,7 +195,7 @@ class Module:
         for key, value in updates:
             if key in own:
                 first = loaded.setdefault(id(own[key]), (key, value))
-                if not np.array_equal(first[1], value):
+                if not np.array_equal(first[1], value, equal_nan=value.dtype.kind == "f"):  # a NaN is data
                     problems.append(f"{first[0]} and {key} are one tied parameter, but differ in the file")
         if problems:
             raise RuntimeError(f"load_state_dict into {type(self).__name__}: " + "; ".join(problems))

@@ -17,7 +17,7 @@ from ..autograd.creation import generator
 from ..autograd.errors import ShapeError
 from ..autograd.tensor import Tensor
 from .linear import Linear, LinearFunction
-from .masks import causal_mask
+from .masks import causal_mask, warn_if_a_query_sees_nothing
 from .module import Module, Parameter
 from .sdpa import scaled_dot_product_attention
 
@@ -30,8 +30,11 @@ def xavier_uniform(fan_out, fan_in):
 
 
 class MultiheadAttention(Module):
-    """PyTorch's nn.MultiheadAttention, batch first: forward(query (B, Tq, E), key (B, Tk, kdim),
-    value (B, Tk, vdim), ...) -> (out (B, Tq, E), weights or None).
+    """PyTorch's nn.MultiheadAttention: forward(query (B, Tq, E), key (B, Tk, kdim),
+    value (B, Tk, vdim), ...) -> (out (B, Tq, E), weights (B, [H,] Tq, Tk) or None).
+
+    batch_first defaults to True here (PyTorch's default is False): batch_first=False takes and
+    returns PyTorch's (time, batch, features) layout; the weights are batch first either way.
 
     keep_weights = True stores each call's (B, H, Tq, Tk) weights, a detached numpy array, in
     last_weights (also when need_weights=False, as the Transformer layers call it).
@@ -42,9 +45,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} must be a positive multiple of "
                              f"num_heads {num_heads} (each head gets embed_dim // num_heads features)")
-        if not batch_first:
-            raise ValueError("MultiheadAttention: batch_first=False (time, batch, features) is not supported; "
-                             "tinyattn is batch first: pass (batch, time, features) and batch_first=True")
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -76,6 +76,8 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
+        if not self.batch_first:  # (time, batch, features) in, and out again at the end
+            query, key, value = (t.transpose(0, 1) if t.ndim == 3 else t for t in (query, key, value))
         B, Tq, Tk = self._check_inputs(query, key, value)
         (W_q, b_q), (W_k, b_k), (W_v, b_v) = self.projections()
         Q = LinearFunction.apply(query, W_q, b_q)
@@ -86,6 +88,8 @@ class MultiheadAttention(Module):
             self._split_heads(Q), self._split_heads(K), self._split_heads(V), mask=allowed, bias=bias,
             dropout_p=self.dropout if self.training else 0.0)
         out = self.out_proj(heads.transpose(1, 2).reshape(B, Tq, self.embed_dim))  # join the heads
+        if not self.batch_first:
+            out = out.transpose(0, 1)
         if self.keep_weights:
             self.last_weights = weights.data.copy()
         if not need_weights:
@@ -141,6 +145,8 @@ class MultiheadAttention(Module):
             if mask.dtype == np.bool_:
                 may_attend = ~np.asarray(mask)
                 allowed = may_attend if allowed is None else allowed & may_attend
+                warn_if_a_query_sees_nothing(allowed, "MultiheadAttention", "a bool mask is True where attention "
+                                             "may NOT go (PyTorch's polarity for attn_mask and key_padding_mask)")
             elif mask.dtype.kind == "f":
                 bias = mask if bias is None else bias + mask
             else:
@@ -154,8 +160,13 @@ class MultiheadAttention(Module):
 
 
 def _as_mask(mask):
-    """A Tensor stays one (a float mask may train); anything else becomes an array."""
-    return None if mask is None or isinstance(mask, Tensor) else np.asarray(mask)
+    """A float Tensor stays one (a float mask may train, so its gradient must flow); a bool
+    Tensor, a list or an array becomes an array."""
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor):
+        return mask if mask.dtype.kind == "f" else mask.data
+    return np.asarray(mask)
 
 
 def keep_attention_weights(model, on=True):

@@ -18,6 +18,7 @@ from ..autograd.creation import generator
 from ..autograd.errors import ShapeError
 from ..autograd.ops_shape import cat, stack, unbind, where
 from ..autograd.tensor import Tensor, wrap
+from .functional import dropout
 from .linear import LinearFunction
 from .masks import lengths_mask
 from .module import Module, Parameter
@@ -197,44 +198,74 @@ class LSTMCell(_Cell):
 
 
 class _Layer(Module):
-    """A batch-first, one-layer recurrent layer over (B, T, I), optionally bidirectional.
+    """A recurrent layer over a whole sequence: num_layers stacked, each optionally bidirectional.
 
-    Its parameters are its own, under PyTorch's names (weight_ih_l0, ..., ..._reverse); the
-    step equations come from the same rule the cells use.
+    Constructor and parameter names are PyTorch's (weight_ih_l0, ..., weight_hh_l1_reverse), with
+    one difference: batch_first defaults to True here (x is (B, T, I)); batch_first=False takes
+    PyTorch's default layout (T, B, I) and returns outputs (T, B, D*H). Layer l > 0 reads the
+    outputs of layer l - 1 (D*H features), with dropout between layers while training. The step
+    equations come from the same rule the cells use.
     """
 
     kind = None
     fused = True
 
-    def __init__(self, input_size, hidden_size, bidirectional=False, bias=True, **rule_options):
-        _check_bias(type(self).__name__, bias)
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=True, dropout=0.0,
+                 bidirectional=False, **rule_options):
+        name = type(self).__name__
+        _check_bias(name, bias)
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
+            raise ValueError(f"{name}: num_layers must be a whole number >= 1, got {num_layers!r} "
+                             "(as in PyTorch, the third argument is num_layers: pass bidirectional=True by name)")
+        if not 0 <= dropout <= 1:
+            raise ValueError(f"{name}: dropout must lie in [0, 1], got {dropout}")
         super().__init__()
-        self.input_size, self.hidden_size, self.bidirectional = input_size, hidden_size, bidirectional
+        self.input_size, self.hidden_size, self.bidirectional = input_size, hidden_size, bool(bidirectional)
+        self.num_layers, self.batch_first, self.dropout = num_layers, bool(batch_first), dropout
         self.rule = RULES[self.kind](hidden_size, **rule_options)
         rows = GATES[self.kind] * hidden_size
-        for suffix in self._suffixes():
-            setattr(self, f"weight_ih_l0{suffix}", _init(hidden_size, rows, input_size))
-            setattr(self, f"weight_hh_l0{suffix}", _init(hidden_size, rows, hidden_size))
-            setattr(self, f"bias_ih_l0{suffix}", _init(hidden_size, rows) if bias else None)
-            setattr(self, f"bias_hh_l0{suffix}", _init(hidden_size, rows) if bias else None)
+        D = 2 if bidirectional else 1
+        for layer in range(num_layers):
+            inputs = input_size if layer == 0 else D * hidden_size
+            for suffix in self._suffixes():
+                setattr(self, f"weight_ih_l{layer}{suffix}", _init(hidden_size, rows, inputs))
+                setattr(self, f"weight_hh_l{layer}{suffix}", _init(hidden_size, rows, hidden_size))
+                setattr(self, f"bias_ih_l{layer}{suffix}", _init(hidden_size, rows) if bias else None)
+                setattr(self, f"bias_hh_l{layer}{suffix}", _init(hidden_size, rows) if bias else None)
 
     def _suffixes(self):
         return ("", "_reverse") if self.bidirectional else ("",)
 
     def forward(self, x, h0=None, lengths=None):
+        name = type(self).__name__
+        layout = "(batch, time, " if self.batch_first else "(time, batch, "
         if x.ndim != 3 or x.shape[2] != self.input_size:
-            raise ShapeError(f"{type(self).__name__}: input {x.shape}, expected (batch, time, {self.input_size})")
+            raise ShapeError(f"{name}: input {x.shape}, expected {layout}{self.input_size}) "
+                             f"(batch_first={self.batch_first})")
+        if not self.batch_first:
+            x = x.transpose(0, 1)
         B, T, _ = x.shape
         if T == 0:
-            raise ShapeError(f"{type(self).__name__}: input {x.shape} has no time steps; a sequence needs at least one")
+            raise ShapeError(f"{name}: input {x.shape} has no time steps; a sequence needs at least one")
         D = 2 if self.bidirectional else 1
-        lengths, keeps = _step_masks(lengths, B, T, type(self).__name__)
-        initial = self._initial_states(h0, x, D)
+        lengths, keeps = _step_masks(lengths, B, T, name)
+        initial = self._initial_states(h0, x, self.num_layers * D)  # layer l, direction d at l * D + d
+        finals = []
+        for layer in range(self.num_layers):
+            if layer and self.dropout and self.training:
+                x = dropout(x, self.dropout)
+            x, layer_finals = self._one_layer(x, layer, initial[layer * D:(layer + 1) * D], lengths, keeps)
+            finals += layer_finals
+        return (x if self.batch_first else x.transpose(0, 1)), self._final_states(finals)
+
+    def _one_layer(self, x, layer, initial, lengths, keeps):
+        """Layer `layer` over x (B, T, I): (outputs (B, T, D*H), [final state of each direction])."""
+        T = x.shape[1]
         outputs, finals = [], []
         # one node per direction (gru_sequence.py, lstm_sequence.py)
         whole_sequence = self.fused and self.kind in ("GRU", "LSTM")
         for d, suffix in enumerate(self._suffixes()):
-            weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l0{suffix}")
+            weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l{layer}{suffix}")
                                                       for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
             if whole_sequence:  # its outputs are already zero where a sentence has no word
                 gi = _project(x, weight_ih, bias_ih)
@@ -256,53 +287,59 @@ class _Layer(Module):
                 per_step[t] = state[0] if isinstance(state, tuple) else state
             outputs.append(stack(per_step, axis=1))
             finals.append(state)
-        out = outputs[0] if D == 1 else cat(outputs, axis=2)
+        out = outputs[0] if len(outputs) == 1 else cat(outputs, axis=2)
         if keeps is not None and not whole_sequence:
             out = out * wrap(lengths_mask(lengths, T)[..., None].astype(out.dtype))
-        return out, self._final_states(finals)
+        return out, finals
 
-    def _initial_states(self, h0, x, D):
+    def _initial_states(self, h0, x, count):
         B = x.shape[0]
         if h0 is None:
-            return [wrap(np.zeros((B, self.hidden_size), x.dtype))] * D
-        if tuple(h0.shape) != (D, B, self.hidden_size):
-            raise ShapeError(f"{type(self).__name__}: h0 {h0.shape}, expected ({D}, {B}, {self.hidden_size})")
-        return [h0[d] for d in range(D)]
+            return [wrap(np.zeros((B, self.hidden_size), x.dtype))] * count
+        if tuple(h0.shape) != (count, B, self.hidden_size):
+            raise ShapeError(f"{type(self).__name__}: h0 {h0.shape}, expected (num_layers * directions, batch, "
+                             f"hidden) = ({count}, {B}, {self.hidden_size})")
+        return [h0[i] for i in range(count)]
 
     def _final_states(self, finals):
         return stack(finals, axis=0)
 
     def extra_repr(self):
-        return f"{self.input_size}, {self.hidden_size}, bidirectional={self.bidirectional}"
+        extras = "".join(f", {key}={value}" for key, value, default in (
+            ("num_layers", self.num_layers, 1), ("batch_first", self.batch_first, True),
+            ("dropout", self.dropout, 0.0), ("bidirectional", self.bidirectional, False)) if value != default)
+        return f"{self.input_size}, {self.hidden_size}{extras}"
 
 
 class RNN(_Layer):
-    """Elman RNN layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (D, B, H))."""
+    """Elman RNN layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (L*D, B, H))."""
 
     kind = "RNN"
 
-    def __init__(self, input_size, hidden_size, bidirectional=False, bias=True, nonlinearity="tanh"):
-        super().__init__(input_size, hidden_size, bidirectional, bias, nonlinearity=nonlinearity)
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=True,
+                 dropout=0.0, bidirectional=False):
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         nonlinearity=nonlinearity)
 
 
 class GRU(_Layer):
-    """GRU layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (D, B, H))."""
+    """GRU layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (L*D, B, H))."""
 
     kind = "GRU"
 
 
 class LSTM(_Layer):
-    """LSTM layer; forward(x, (h0, c0)=None, lengths=None) -> (outputs, (h_n, c_n)), each state (D, B, H)."""
+    """LSTM layer; forward(x, (h0, c0)=None, lengths=None) -> (outputs, (h_n, c_n)), each state (L*D, B, H)."""
 
     kind = "LSTM"
 
-    def _initial_states(self, h0, x, D):
+    def _initial_states(self, h0, x, count):
         if h0 is None:
-            return [self.rule.zero_state(x)] * D
+            return [self.rule.zero_state(x)] * count
         if not isinstance(h0, (tuple, list)) or len(h0) != 2:
-            raise TypeError("LSTM: the initial state is a pair (h0, c0), each (D, batch, hidden)")
+            raise TypeError("LSTM: the initial state is a pair (h0, c0), each (num_layers * directions, batch, hidden)")
         h, c = h0
-        hs, cs = super()._initial_states(h, x, D), super()._initial_states(c, x, D)
+        hs, cs = super()._initial_states(h, x, count), super()._initial_states(c, x, count)
         return list(zip(hs, cs))
 
     def _final_states(self, finals):

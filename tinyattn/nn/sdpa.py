@@ -104,24 +104,56 @@ def _check_bias(bias, scores_shape, dtype, op):
     return bias if isinstance(bias, Tensor) else bias.astype(dtype, copy=False)
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, scale=None, bias=None, dropout_p=0.0):
+def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *,
+                                 mask=None, bias=None):
     """(output, weights): softmax(q k^T * scale + bias) v, scale = 1/sqrt(d_k) by default; one graph node.
 
-    dropout_p > 0 drops weights (always: pass 0 outside training, as PyTorch's function does).
+    q (B, [H,] Tq, d), k (B, [H,] Tk, d), v (B, [H,] Tk, dv) -> output (B, [H,] Tq, dv), weights
+    (B, [H,] Tq, Tk). PyTorch's arguments mean what they mean there: attn_mask bool (True = may
+    attend) or float (added to the scores; a Tensor that requires grad trains), is_causal (query i
+    sees keys <= i), dropout_p (always applied: pass 0 outside training), scale. tinyattn's own
+    mask= (bool, True = may attend) and bias= (float, added) may be given instead or as well.
+    Unlike PyTorch's, it also returns the weights.
     """
     _check_qkv(q, k, v)
     scale = attention_scale(q.shape[-1]) if scale is None else float(scale)
     scores_shape = q.shape[:-1] + (k.shape[-2],)
+    mask, bias = _merge_masks(attn_mask, is_causal, mask, bias, scores_shape)
     mask = attention_mask(mask, scores_shape, "scaled_dot_product_attention")
     bias = _check_bias(bias, scores_shape, q.dtype, "scaled_dot_product_attention")
     keep = dropout_mask(scores_shape, dropout_p, q.dtype) if dropout_p else None
     return ScaledDotProductAttention.apply(q, k, v, mask, scale, bias, keep)
 
 
-def scaled_dot_product_attention_reference(q, k, v, mask=None, scale=None, bias=None, dropout_p=0.0):
+def _merge_masks(attn_mask, is_causal, mask, bias, scores_shape):
+    """PyTorch's attn_mask and is_causal folded into tinyattn's (mask, bias): a bool attn_mask
+    joins mask (both True = may attend), a float one joins bias, is_causal adds a causal mask."""
+    if is_causal:
+        if attn_mask is not None:  # as PyTorch, which refuses the pair
+            raise ValueError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both; "
+                             "for both, give attn_mask=mask & nn.causal_mask(T)")
+        Tq, Tk = scores_shape[-2:]
+        attn_mask = np.tril(np.ones((Tq, Tk), bool))  # query i sees keys 0..i (top left, as PyTorch)
+    if attn_mask is None:
+        return mask, bias
+    if not isinstance(attn_mask, Tensor):
+        attn_mask = np.asarray(attn_mask)
+    if attn_mask.dtype == np.bool_:
+        attn_mask = attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask
+        return (attn_mask if mask is None else np.asarray(_raw(mask)) & attn_mask), bias
+    return mask, (attn_mask if bias is None else bias + attn_mask)
+
+
+def _raw(mask):
+    return mask.data if isinstance(mask, Tensor) else mask
+
+
+def scaled_dot_product_attention_reference(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *,
+                                           mask=None, bias=None):
     """The same three stages with autograd ops: scores, masked softmax, (dropout,) weighted sum."""
     _check_qkv(q, k, v)
     scale = attention_scale(q.shape[-1]) if scale is None else float(scale)
+    mask, bias = _merge_masks(attn_mask, is_causal, mask, bias, q.shape[:-1] + (k.shape[-2],))
     scores = (q @ k.transpose(-2, -1)) * scale
     bias = _check_bias(bias, scores.shape, q.dtype, "scaled_dot_product_attention")
     if bias is not None:

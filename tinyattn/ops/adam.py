@@ -10,7 +10,7 @@ same order, rounding for rounding, in one pass, so both give the same bits.
 import numba
 import numpy as np
 
-from .backend import get_backend
+from .backend import kernel_takes
 
 
 def adam_update_reference(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
@@ -39,7 +39,7 @@ def _adam_kernel(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
 def adam_update(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
     """Update p, m and v in place (see the top)."""
     arrays = (p, g, m, v)
-    if get_backend() == "numpy" or not all(a.flags.c_contiguous and a.dtype == p.dtype for a in arrays):
+    if not kernel_takes(*arrays, contiguous=True):
         adam_update_reference(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay)
         return
     _adam_kernel(*(a.reshape(-1) for a in arrays), b1, b2, step_size, bias2_sqrt, eps, weight_decay)

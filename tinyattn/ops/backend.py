@@ -21,6 +21,28 @@ if _backend not in BACKENDS:
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the compiled kernels take; others go to numpy
 
 
+def kernel_takes(*arrays, contiguous=False):
+    """The one rule that lets a compiled kernel run: the backend is "numba", and every floating
+    array among `arrays` is float32 or float64, all of one dtype (and, where the kernel reads
+    memory in order, C-contiguous). Otherwise the caller runs its numpy reference: float16, an
+    integer input or a mixed call never reaches Numba. Non-float arrays (indices, bool masks)
+    do not vote: each wrapper converts them itself."""
+    if _backend == "numpy":
+        return False
+    dtype = None
+    for array in arrays:
+        if array.dtype.kind == "f":
+            if dtype is None:
+                if array.dtype not in KERNEL_DTYPES:
+                    return False
+                dtype = array.dtype
+            elif array.dtype != dtype:
+                return False
+        if contiguous and not array.flags.c_contiguous:
+            return False
+    return dtype is not None
+
+
 def get_backend():
     """The backend in force: "numba" (the default) or "numpy"."""
     return _backend

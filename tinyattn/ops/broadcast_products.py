@@ -22,14 +22,12 @@ its last bits may differ from numpy's pairwise sum; the others give numpy's bits
 import numba
 import numpy as np
 
-from .backend import KERNEL_DTYPES, get_backend
+from .backend import kernel_takes
 
 
 def _kernels_apply(*arrays):
     """True if the Numba kernels may run on these arrays (one float dtype, C-contiguous)."""
-    dtype = arrays[0].dtype
-    return (get_backend() != "numpy" and dtype in KERNEL_DTYPES
-            and all(a.dtype == dtype and a.flags.c_contiguous for a in arrays))
+    return kernel_takes(*arrays, contiguous=True)
 
 
 @numba.njit(cache=True)

@@ -11,7 +11,7 @@ overhead (35 us for (64, 14, 1) @ (64, 1, 128)); `_outer_kernel` writes it in on
 import numba
 import numpy as np
 
-from .backend import get_backend
+from .backend import kernel_takes
 
 
 def matmul_reference(a, b):
@@ -42,10 +42,10 @@ def _outer_products(a, b):
 
 def matmul(a, b):
     """(..., n, k) @ (..., k, m) with numpy semantics (ndim >= 2), as a fresh C-contiguous array."""
-    if get_backend() == "numpy":
+    if not kernel_takes(a, b):
         return matmul_reference(a, b)
-    if a.shape[-1] == 1 and b.shape[-2] == 1 and a.dtype == b.dtype:  # outer products: no sum to do
-        if a.shape[:-2] == b.shape[:-2] and a.dtype.kind == "f":
+    if a.shape[-1] == 1 and b.shape[-2] == 1:  # outer products: no sum to do
+        if a.shape[:-2] == b.shape[:-2]:
             return _outer_products(a, b)
-        return a * b
+        return a * b  # batch axes that broadcast: numpy's product broadcasts them as matmul would
     return np.ascontiguousarray(np.matmul(a, b))

@@ -20,7 +20,7 @@ fast_tanh; no fastmath; error_model="numpy").
 import numba
 import numpy as np
 
-from .backend import get_backend
+from .backend import kernel_takes
 from .fast_activations import fast_sigmoid, fast_tanh
 from .sigmoid import sigmoid_reference
 
@@ -162,7 +162,7 @@ def _empty(n, like):
 
 
 def gru_gates(gi, gh, h, keep):
-    if get_backend() == "numpy":
+    if not kernel_takes(gi, gh, h):
         return gru_gates_reference(gi, gh, h, keep)
     h = _c(h)
     out, r, z, n = _empty(4, h)
@@ -173,7 +173,7 @@ def gru_gates(gi, gh, h, keep):
 def gru_gates_backward(g, h, r, z, n, gh, keep):
     """gh: the whole hidden projection (B, 3H) (the reference reads its n part, gh_n)."""
     H = h.shape[1]
-    if get_backend() == "numpy":
+    if not kernel_takes(g, h, r, z, n, gh):
         return gru_gates_backward_reference(g, h, r, z, n, gh[:, 2 * H:], keep)
     d_gi, d_gh = _empty(2, gh)
     dh = np.empty_like(h)
@@ -182,7 +182,7 @@ def gru_gates_backward(g, h, r, z, n, gh, keep):
 
 
 def lstm_gates(gates, c, h, keep):
-    if get_backend() == "numpy":
+    if not kernel_takes(gates, c, h):
         return lstm_gates_reference(gates, c, h, keep)
     c, h = _c(c), _c(h)
     h_out, c_out, i, f, g, o, tanh_c = _empty(7, c)
@@ -191,7 +191,7 @@ def lstm_gates(gates, c, h, keep):
 
 
 def lstm_gates_backward(grad_h, grad_c, c, i, f, g, o, tanh_c, keep):
-    if get_backend() == "numpy":
+    if not kernel_takes(grad_h, grad_c, c, i, f, g, o, tanh_c):
         return lstm_gates_backward_reference(grad_h, grad_c, c, i, f, g, o, tanh_c, keep)
     d_gates = np.empty((c.shape[0], 4 * c.shape[1]), c.dtype)
     dc_prev, dh = _empty(2, c)

@@ -7,7 +7,7 @@ the Numba kernel applies fast_sigmoid (fast_activations.py) in one vectorized pa
 import numba
 import numpy as np
 
-from .backend import KERNEL_DTYPES, get_backend
+from .backend import kernel_takes
 from .fast_activations import fast_sigmoid
 
 
@@ -32,6 +32,6 @@ def sigmoid_numba(x):
 def sigmoid(x):
     """Element-wise sigmoid of a float array (Numba unless the backend is "numpy")."""
     x = np.asarray(x)
-    if get_backend() == "numpy" or x.dtype not in KERNEL_DTYPES:
+    if not kernel_takes(x):
         return sigmoid_reference(x)
     return sigmoid_numba(x)

@@ -31,7 +31,7 @@ import os
 import numba
 import numpy as np
 
-from .backend import get_backend
+from .backend import kernel_takes
 from .fast_exp import fast_exp
 
 
@@ -296,32 +296,24 @@ def log_softmax_backward_numba(log_y, grad):
 
 
 # ----------------------------------------------------------------------------- dispatch
-def _use_numba():
-    """True: run the Numba kernel; False: the numpy reference.
-
-    Only the backend switch decides, not the shape: Numba won every case measured
-    (benchmarks/bench_softmax.py, 2 cores), from (3, 5), where the reference pays ~15 us for
-    its five numpy calls and Numba ~5 us, to (4096, 512), where both are bound by exp and
-    Numba saves the reference's extra passes.
-    """
-    return get_backend() != "numpy"
-
-
+# Numba won every shape measured (benchmarks/bench_softmax.py, 2 cores), from (3, 5), where the
+# reference pays ~15 us for its five numpy calls and Numba ~5 us, to (4096, 512), where both are
+# bound by exp and Numba saves the reference's extra passes: so only dtype and backend decide.
 def softmax(x, mask=None):
     x = np.asarray(x)
-    return softmax_numba(x, mask) if _use_numba() else softmax_reference(x, mask)
+    return softmax_numba(x, mask) if kernel_takes(x) else softmax_reference(x, mask)
 
 
 def softmax_backward(y, grad):
     y = np.asarray(y)
-    return (softmax_backward_numba if _use_numba() else softmax_backward_reference)(y, grad)
+    return (softmax_backward_numba if kernel_takes(y, grad) else softmax_backward_reference)(y, grad)
 
 
 def log_softmax(x):
     x = np.asarray(x)
-    return log_softmax_numba(x) if _use_numba() else log_softmax_reference(x)
+    return log_softmax_numba(x) if kernel_takes(x) else log_softmax_reference(x)
 
 
 def log_softmax_backward(log_y, grad):
-    f = log_softmax_backward_numba if _use_numba() else log_softmax_backward_reference
+    f = log_softmax_backward_numba if kernel_takes(log_y, grad) else log_softmax_backward_reference
     return f(log_y, grad)

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .backend import KERNEL_DTYPES, get_backend
+from .backend import kernel_takes
 
 _LONGEST_BLAS_SUM = 2 ** 16
 
@@ -30,7 +30,7 @@ def sum_reference(x, axes, keepdims=False):
 
 def sum_over(x, axes, keepdims=False):
     """x summed over `axes` (a tuple of non-negative ints, or None for all), as numpy's sum."""
-    if axes is None or get_backend() == "numpy" or x.dtype not in KERNEL_DTYPES or not x.flags.c_contiguous:
+    if axes is None or not kernel_takes(x, contiguous=True):
         return sum_reference(x, axes, keepdims)
     first, last = min(axes, default=0), max(axes, default=-1)
     shape = x.shape
