@@ -40,6 +40,12 @@ class Optimizer:
             p.grad = None
 
     def step(self):
+        # every gradient checked before any parameter moves: a failed step changes nothing
+        for i, p in enumerate(self.params):
+            g = p.grad
+            if g is not None and (np.shape(g) != p.shape or np.asarray(g).dtype != p.data.dtype):
+                raise ValueError(f"{type(self).__name__}.step: parameter {i} is {p.data.dtype} {p.shape} but its .grad "
+                                 f"is {np.asarray(g).dtype} {np.shape(g)}; a gradient has its parameter's shape and dtype")
         for p, state in zip(self.params, self.state):
             if p.grad is not None:
                 self._update(p, p.grad, state)
