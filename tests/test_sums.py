@@ -1,11 +1,11 @@
-"""tinyattn.ops.sums: a sum over axes as a product with ones must equal numpy's sum, shape and all."""
+"""tinyattn.ops.kernels.sums: a sum over axes as a product with ones must equal numpy's sum, shape and all."""
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import tinyattn as ta
-from tinyattn.ops.sums import sum_over
+from tinyattn.ops.arrays import sum_over
 
 
 @st.composite

@@ -9,9 +9,8 @@
 3. Free each node after its visit, unless retain_graph=True, so memory goes back at once.
 
 Hooks (hooks.py) see each gradient once it is complete: a node's output gradients just before
-its backward runs, a leaf's after the whole walk; a trace (trace.py) records every visit.
-This loop runs once per node of every backward, so it is written for speed: the checks are
-kept (each backward's answer is checked for arity, shape and dtype) but done inline.
+its backward runs, a leaf's after the whole walk; a trace (tracing.py) records every visit.
+Each backward's answer is checked for arity, shape and dtype, so a wrong rule names itself.
 """
 import heapq
 
@@ -29,7 +28,6 @@ def backward(roots, root_grads, retain_graph=False):
     heap = []      # (-creation number, node) of the nodes reached and not yet visited: newest first
     held = {}      # id(leaf) -> (leaf, summed gradient), for leaves with hooks, until the walk ends
     tape = _trace.recording()  # None unless inside `with ta.autograd.trace()`
-    push, pop = heapq.heappush, heapq.heappop
     for root, grad in zip(roots, root_grads):
         grad = np.asarray(getattr(grad, "data", grad), dtype=root.data.dtype)
         if grad.shape != root.data.shape:
@@ -44,7 +42,7 @@ def backward(roots, root_grads, retain_graph=False):
         slots[index] = grad if slots[index] is None else slots[index] + grad
 
     while heap:
-        node = pop(heap)[1]
+        node = heapq.heappop(heap)[1]
         out_grads = pending.pop(node)
         if len(out_grads) == 1:
             reached = out_grads[0] is not None
@@ -96,17 +94,9 @@ def backward(roots, root_grads, retain_graph=False):
                     f"for argument {position}, a {data.dtype} tensor of shape {data.shape}"
                 )
             if parent is None:
-                if tensor._hooks is None and tensor.grad is not None:
-                    tensor.grad += grad  # the usual case inline: a leaf's array of its own
-                else:
-                    _accumulate_leaf(tensor, grad, held)
+                _accumulate_leaf(tensor, grad, held)
                 continue
-            slots = pending.get(parent)
-            if slots is None:  # first reached: queue it (as _slots does, inline here for speed)
-                if parent.freed:
-                    raise RuntimeError(_freed_message(parent))
-                slots = pending[parent] = [None] * parent.n_outputs
-                push(heap, (-parent._created, parent))
+            slots = _slots(parent, pending, heap)
             index = tensor._out_index
             total = slots[index]
             if total is None:

@@ -125,10 +125,6 @@ def _freed_message(ctx):
 
 
 _next_creation_number = itertools.count().__next__
-_ALL_NEED_GRAD = [(True,) * n for n in range(8)]  # the usual needs_input_grad, made once
-_ALL_POSITIONS = [tuple(range(n)) for n in range(8)]  # and the usual input_positions
-_FIRST_NEEDS_GRAD = [(True,) + (False,) * (n - 1) for n in range(8)]  # a tensor and options
-_FIRST, _FIRST_POSITION = [0], (0,)
 
 
 class Function:
@@ -150,8 +146,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        # This runs once per op of every model, so it is written for speed: few calls,
-        # and lists or tuples are built only where an op needs them.
+        # One pass over the arguments: unwrap the Tensors, check their float dtypes agree, and
+        # note which need a gradient.
         arrays = list(args)
         needed = []          # positions of the Tensor arguments that need a gradient
         float_dtype = None   # the one floating dtype this op's Tensor arguments may share
@@ -174,24 +170,18 @@ class Function:
 
         ctx = Context()
         record = needed and _grad_enabled
-        if not record:
-            ctx.needs_input_grad = (False,) * position
-        elif position < 8 and len(needed) == position:  # every argument: tuples made once, shared
-            ctx.needs_input_grad, positions = _ALL_NEED_GRAD[position], _ALL_POSITIONS[position]
-        elif position < 8 and needed == _FIRST:  # a tensor and options: x.reshape(...), x[i], ...
-            ctx.needs_input_grad, positions = _FIRST_NEEDS_GRAD[position], _FIRST_POSITION
-        else:
-            needs = [False] * position
+        needs = [False] * position
+        if record:
             for index in needed:
                 needs[index] = True
-            ctx.needs_input_grad, positions = tuple(needs), tuple(needed)
+        ctx.needs_input_grad = tuple(needs)
 
         result = cls.forward(ctx, *arrays)
         if record:
             ctx.fn = cls
             ctx._created = _next_creation_number()
             ctx.args = args  # the call's own tuple: no new object to make
-            ctx.input_positions = positions
+            ctx.input_positions = tuple(needed)
         if isinstance(result, (tuple, list)):
             return _multiple_outputs(ctx, result, record)
         output = wrap(result)

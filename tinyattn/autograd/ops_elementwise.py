@@ -5,8 +5,8 @@ gradient is dL/d(input). Binary ops broadcast, so their gradients pass through `
 """
 import numpy as np
 
-from ..ops.broadcast_products import column_dots, multiply, row_dots
-from ..ops.sigmoid import sigmoid
+from ..ops.arrays import multiply
+from ..ops.arrays import sigmoid
 from .broadcast import unbroadcast
 from .function import Function
 from .errors import ShapeError
@@ -58,10 +58,7 @@ class Sub(Function):
 
 
 class Mul(Function):
-    """y = a * b;  dL/da = g * b,  dL/db = g * a  (each summed back over broadcast axes).
-
-    Two broadcasts run as kernels (ops/broadcast_products.py): one number per row, x * s with
-    s (..., 1), and one per column, x * v with v (n,); so do their gradients' sums."""
+    """y = a * b;  dL/da = g * b,  dL/db = g * a  (each summed back over broadcast axes)."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -75,22 +72,8 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        if a.shape == b.shape:  # no broadcast, the usual case
-            return (g * b if need_a else None), (g * a if need_b else None)
-        return (_times_summed_to(g, b, a.shape) if need_a else None,
-                _times_summed_to(g, a, b.shape) if need_b else None)
-
-
-def _times_summed_to(g, other, shape):
-    """unbroadcast(g * other, shape): one factor's gradient in a product, summed back to its shape."""
-    if shape == g.shape:
-        return multiply(g, other)
-    if other.shape == g.shape and g.ndim >= 2:
-        if shape == g.shape[:-1] + (1,):  # one number per row: a dot product per row
-            return row_dots(g, other)
-        if shape == g.shape[-1:]:  # one number per column: summed over every row
-            return column_dots(g, other)
-    return unbroadcast(g * other, shape)
+        return (unbroadcast(g * b, a.shape) if need_a else None,
+                unbroadcast(g * a, b.shape) if need_b else None)
 
 
 class Div(Function):

@@ -13,7 +13,7 @@ products, the softmax kernel, and two Numba passes beside numpy references), and
 """
 from ..autograd.function import Function
 from ..ops.additive_attention import additive_attention, additive_attention_backward
-from ..ops.matmul import matmul
+from ..ops.arrays import matmul
 from .linear import LinearFunction
 
 

@@ -30,8 +30,8 @@ from ..autograd.broadcast import broadcasts_to, unbroadcast
 from ..autograd.errors import ShapeError, require_float
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor, wrap
-from ..ops.matmul import matmul
-from ..ops.softmax import softmax, softmax_backward
+from ..ops.arrays import matmul
+from ..ops.arrays import softmax, softmax_backward
 from .masks import attention_mask, dropout_mask
 
 

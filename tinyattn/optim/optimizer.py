@@ -5,7 +5,7 @@ import numpy as np
 
 from ..autograd.tensor import Tensor
 from ..nn.module import Parameter
-from ..ops.adam import adam_update
+from ..ops.arrays import adam_update
 
 
 class Optimizer:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ..autograd.creation import get_rng_state, set_rng_state
 from ..autograd.tensor import Tensor
 from ..nn.utils import clip_grad_norm_
+from ..ops.memory import keep_freed_memory
 from .checkpoint import load, save
 from .compile_notice import compile_notice
 from .progress import Progress
@@ -57,6 +58,7 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
       (under no_grad if it wishes); its figures go to the progress line and to the History.
     scheduler: a schedule from ta.optim, stepped once per step and saved with the checkpoint.
     """
+    keep_freed_memory()  # reuse each step's freed arrays: no page faults (ops/memory.py)
     rngs = dict(rngs or {})
     history = History()
     start = 0

@@ -10,20 +10,6 @@ same order, rounding for rounding, in one pass, so both give the same bits.
 import numba
 import numpy as np
 
-from .backend import kernel_takes
-
-
-def adam_update_reference(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
-    """b1 and b2 are pairs (b, 1 - b); every scalar is a number of p's dtype (a float64 one
-    would turn float32 arithmetic float64), 1 - b computed in float64 and rounded once."""
-    (b1, one_minus_b1), (b2, one_minus_b2) = b1, b2
-    if weight_decay:
-        g = g + weight_decay * p
-    m *= b1
-    m += one_minus_b1 * g
-    v *= b2
-    v += one_minus_b2 * g * g
-    p -= step_size * (m / (np.sqrt(v) / bias2_sqrt + eps))
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -38,8 +24,4 @@ def _adam_kernel(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
 
 def adam_update(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
     """Update p, m and v in place (see the top)."""
-    arrays = (p, g, m, v)
-    if not kernel_takes(*arrays, contiguous=True):
-        adam_update_reference(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay)
-        return
-    _adam_kernel(*(a.reshape(-1) for a in arrays), b1, b2, step_size, bias2_sqrt, eps, weight_decay)
+    _adam_kernel(*(a.reshape(-1) for a in (p, g, m, v)), b1, b2, step_size, bias2_sqrt, eps, weight_decay)

@@ -7,13 +7,7 @@ the Numba kernel applies fast_sigmoid (fast_activations.py) in one vectorized pa
 import numba
 import numpy as np
 
-from .backend import kernel_takes
 from .fast_activations import fast_sigmoid
-
-
-def sigmoid_reference(x):
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1, e) / (1 + e)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -22,16 +16,8 @@ def _sigmoid_kernel(x, out):
         out[j] = fast_sigmoid(x[j])
 
 
-def sigmoid_numba(x):
+def sigmoid(x):
     x = np.ascontiguousarray(x)
     out = np.empty_like(x)
     _sigmoid_kernel(x.reshape(-1), out.reshape(-1))
     return out
-
-
-def sigmoid(x):
-    """Element-wise sigmoid of a float array (Numba unless the backend is "numpy")."""
-    x = np.asarray(x)
-    if not kernel_takes(x):
-        return sigmoid_reference(x)
-    return sigmoid_numba(x)

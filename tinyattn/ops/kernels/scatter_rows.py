@@ -7,13 +7,6 @@ the loop itself, each row added with a vectorized loop over the columns.
 import numba
 import numpy as np
 
-from .backend import kernel_takes
-
-
-def scatter_rows_reference(indices, rows, num_rows):
-    out = np.zeros((num_rows, rows.shape[1]), rows.dtype)
-    np.add.at(out, indices, rows)
-    return out
 
 
 @numba.njit(cache=True)
@@ -27,8 +20,6 @@ def _scatter_kernel(indices, rows, out):
 
 def scatter_rows(indices, rows, num_rows):
     """indices (N,) ints in [0, num_rows), rows (N, D) -> (num_rows, D) with each row added at its index."""
-    if not kernel_takes(rows):
-        return scatter_rows_reference(indices, rows, num_rows)
     out = np.zeros((num_rows, rows.shape[1]), rows.dtype)
     _scatter_kernel(np.ascontiguousarray(indices, np.int64), np.ascontiguousarray(rows), out)
     return out

@@ -18,26 +18,20 @@ import math
 
 import numpy as np
 
-from .backend import kernel_takes
 
 _LONGEST_BLAS_SUM = 2 ** 16
 
 
-def sum_reference(x, axes, keepdims=False):
-    """numpy's sum over `axes` (a tuple of non-negative ints, or None for all)."""
-    return np.sum(x, axis=axes, keepdims=keepdims)
-
-
 def sum_over(x, axes, keepdims=False):
     """x summed over `axes` (a tuple of non-negative ints, or None for all), as numpy's sum."""
-    if axes is None or not kernel_takes(x, contiguous=True):
-        return sum_reference(x, axes, keepdims)
+    if axes is None:
+        return np.sum(x, axis=axes, keepdims=keepdims)
     first, last = min(axes, default=0), max(axes, default=-1)
     shape = x.shape
     summed = math.prod(shape[first:last + 1])
     if (len(axes) == x.ndim or last - first + 1 != len(axes) or not axes
             or x.size == 0 or summed > _LONGEST_BLAS_SUM):
-        return sum_reference(x, axes, keepdims)
+        return np.sum(x, axis=axes, keepdims=keepdims)
     before, after = math.prod(shape[:first]), math.prod(shape[last + 1:])
     ones = np.ones(summed, x.dtype)
     if after == 1:

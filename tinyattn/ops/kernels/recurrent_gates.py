@@ -13,42 +13,14 @@ LSTM, gates i|f|g|o = gi + gh (B, 4H):
     d_o = gh tanh(c') o(1-o),  dgates = [d_i, d_f, d_g, d_o],  dc (to c) = dc f
 
 `keep` (bool (B, 1) or None): where False the step returns the old state, and the gradient
-of the new state goes to the old one unchanged. The references are numpy on whole arrays;
-the Numba kernels make one pass per row with loops over H that LLVM vectorizes (fast_exp,
+of the new state goes to the old one unchanged. The numpy versions, on whole arrays, are in
+tinyattn/ops/reference_blocks.py; these Numba kernels make one pass per row with loops over H that LLVM vectorizes (fast_exp,
 fast_tanh; no fastmath; error_model="numpy").
 """
 import numba
 import numpy as np
 
-from .backend import kernel_takes
 from .fast_activations import fast_sigmoid, fast_tanh
-from .sigmoid import sigmoid_reference
-
-
-def freeze(keep, new, old):
-    """new where keep (bool (B, 1)) is True, old elsewhere; new itself when keep is None."""
-    return new if keep is None else np.where(keep, new, old)
-
-
-# ----------------------------------------------------------------------------- GRU
-def gru_gates_reference(gi, gh, h, keep):
-    """-> (h' (frozen where keep is False), r, z, n)."""
-    i_r, i_z, i_n = np.split(gi, 3, axis=1)
-    h_r, h_z, h_n = np.split(gh, 3, axis=1)
-    r = sigmoid_reference(i_r + h_r)
-    z = sigmoid_reference(i_z + h_z)
-    n = np.tanh(i_n + r * h_n)
-    return freeze(keep, (1 - z) * n + z * h, h), r, z, n
-
-
-def gru_gates_backward_reference(g, h, r, z, n, h_n, keep):
-    """-> (dgi, dgh, dh through the gates' z h term and frozen rows)."""
-    g_new = g if keep is None else g * keep
-    dz = g_new * (h - n) * z * (1 - z)
-    dn_pre = g_new * (1 - z) * (1 - n * n)
-    dr = dn_pre * h_n * r * (1 - r)
-    dh = g_new * z if keep is None else g_new * z + g * ~keep
-    return np.concatenate([dr, dz, dn_pre], axis=1), np.concatenate([dr, dz, dn_pre * r], axis=1), dh
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -87,30 +59,6 @@ def _gru_backward_kernel(g, h, r, z, n, gh, keep, d_gi, d_gh, dh):
             dh[b, k] = g[b, k] * zk
 
 
-# ----------------------------------------------------------------------------- LSTM
-def lstm_gates_reference(gates, c, h, keep):
-    """-> (h', c' (both frozen where keep is False), i, f, g, o, tanh(c'))."""
-    a_i, a_f, a_g, a_o = np.split(gates, 4, axis=1)
-    i, f, o = sigmoid_reference(a_i), sigmoid_reference(a_f), sigmoid_reference(a_o)
-    g = np.tanh(a_g)
-    c_new = f * c + i * g
-    tanh_c = np.tanh(c_new)
-    return freeze(keep, o * tanh_c, h), freeze(keep, c_new, c), i, f, g, o, tanh_c
-
-
-def lstm_gates_backward_reference(grad_h, grad_c, c, i, f, g, o, tanh_c, keep):
-    """-> (dgates, dc to the old cell state, dh straight to the old state (frozen rows only, or None))."""
-    gh = grad_h if keep is None else grad_h * keep
-    gc = grad_c if keep is None else grad_c * keep
-    dc = gc + gh * o * (1 - tanh_c * tanh_c)
-    d_gates = np.concatenate([dc * g * i * (1 - i), dc * c * f * (1 - f), dc * i * (1 - g * g),
-                              gh * tanh_c * o * (1 - o)], axis=1)
-    dc_prev = dc * f
-    if keep is None:
-        return d_gates, dc_prev, None
-    return d_gates, dc_prev + grad_c * ~keep, grad_h * ~keep
-
-
 @numba.njit(cache=True, error_model="numpy")
 def _lstm_forward_kernel(gates, c, h, keep, h_out, c_out, i, f, g, o, tanh_c):
     B, H = h.shape
@@ -147,7 +95,7 @@ def _lstm_backward_kernel(grad_h, grad_c, c, i, f, g, o, tanh_c, keep, d_gates, 
             dc_prev[b, k] = dc * fk
 
 
-# ----------------------------------------------------------------------------- dispatch
+# ----------------------------------------------------------------------------- entry points (same arguments as the references)
 def _keep_rows(keep, B):
     """keep as a contiguous bool (B,) for the kernels (all True when there is none)."""
     return np.ones(B, np.bool_) if keep is None else np.ascontiguousarray(keep, np.bool_).reshape(B)
@@ -162,8 +110,6 @@ def _empty(n, like):
 
 
 def gru_gates(gi, gh, h, keep):
-    if not kernel_takes(gi, gh, h):
-        return gru_gates_reference(gi, gh, h, keep)
     h = _c(h)
     out, r, z, n = _empty(4, h)
     _gru_forward_kernel(_c(gi), _c(gh), h, _keep_rows(keep, h.shape[0]), out, r, z, n)
@@ -171,10 +117,7 @@ def gru_gates(gi, gh, h, keep):
 
 
 def gru_gates_backward(g, h, r, z, n, gh, keep):
-    """gh: the whole hidden projection (B, 3H) (the reference reads its n part, gh_n)."""
-    H = h.shape[1]
-    if not kernel_takes(g, h, r, z, n, gh):
-        return gru_gates_backward_reference(g, h, r, z, n, gh[:, 2 * H:], keep)
+    """gh: the whole hidden projection (B, 3H)."""
     d_gi, d_gh = _empty(2, gh)
     dh = np.empty_like(h)
     _gru_backward_kernel(_c(g), h, r, z, n, gh, _keep_rows(keep, h.shape[0]), d_gi, d_gh, dh)
@@ -182,8 +125,6 @@ def gru_gates_backward(g, h, r, z, n, gh, keep):
 
 
 def lstm_gates(gates, c, h, keep):
-    if not kernel_takes(gates, c, h):
-        return lstm_gates_reference(gates, c, h, keep)
     c, h = _c(c), _c(h)
     h_out, c_out, i, f, g, o, tanh_c = _empty(7, c)
     _lstm_forward_kernel(_c(gates), c, h, _keep_rows(keep, c.shape[0]), h_out, c_out, i, f, g, o, tanh_c)
@@ -191,8 +132,6 @@ def lstm_gates(gates, c, h, keep):
 
 
 def lstm_gates_backward(grad_h, grad_c, c, i, f, g, o, tanh_c, keep):
-    if not kernel_takes(grad_h, grad_c, c, i, f, g, o, tanh_c):
-        return lstm_gates_backward_reference(grad_h, grad_c, c, i, f, g, o, tanh_c, keep)
     d_gates = np.empty((c.shape[0], 4 * c.shape[1]), c.dtype)
     dc_prev, dh = _empty(2, c)
     _lstm_backward_kernel(_c(grad_h), _c(grad_c), c, i, f, g, o, tanh_c, _keep_rows(keep, c.shape[0]),

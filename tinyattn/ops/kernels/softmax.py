@@ -21,8 +21,8 @@ over the kept entries only. Conventions for degenerate rows, shared by both vers
   * a row whose kept entries are all -inf gives all zeros too (softmax), and all -inf
     (log_softmax, i.e. log of those zeros); unmasked -inf entries elsewhere just get 0.
 
-Each function exists as `*_reference` (plain numpy: read this one) and `*_numba` (the same
-arithmetic as an explicit loop per row, compiled). The public name dispatches between them.
+This file is the compiled version: the same arithmetic as an explicit loop per row. The numpy
+version to read is tinyattn/ops/reference.py; tinyattn/ops/arrays.py picks between them.
 """
 import concurrent.futures
 import math
@@ -31,40 +31,7 @@ import os
 import numba
 import numpy as np
 
-from .backend import kernel_takes
 from .fast_exp import fast_exp
-
-
-# ----------------------------------------------------------------------------- reference
-def softmax_reference(x, mask=None):
-    x = np.asarray(x)
-    keep = np.ones(x.shape, bool) if mask is None else np.broadcast_to(mask, x.shape)
-    xk = np.where(keep, x, -np.inf)
-    m = xk.max(axis=-1, keepdims=True)
-    # A row with nothing finite to keep has max -inf; x - (-inf) would be inf or NaN, so use
-    # 0 instead: then every exp below is exp(-inf) = 0 and the row comes out all zeros.
-    m = np.where(np.isneginf(m), 0, m).astype(x.dtype)
-    e = np.exp(xk - m)  # excluded entries are exp(-inf) = 0 exactly
-    s = e.sum(axis=-1, keepdims=True)
-    return np.ascontiguousarray(e / np.where(s == 0, 1, s).astype(x.dtype))
-
-
-def softmax_backward_reference(y, grad):
-    dot = np.sum(grad * y, axis=-1, keepdims=True)
-    return np.ascontiguousarray(y * (grad - dot))
-
-
-def log_softmax_reference(x):
-    x = np.asarray(x)
-    m = x.max(axis=-1, keepdims=True)
-    m = np.where(np.isneginf(m), 0, m).astype(x.dtype)  # all -inf row: see softmax_reference
-    s = np.exp(x - m).sum(axis=-1, keepdims=True)
-    log_s = np.log(np.where(s == 0, 1, s)).astype(x.dtype)  # no log(0) warning
-    return np.ascontiguousarray(np.where(s == 0, -np.inf, x - m - log_s).astype(x.dtype))
-
-
-def log_softmax_backward_reference(log_y, grad):
-    return np.ascontiguousarray(grad - np.exp(log_y) * np.sum(grad, axis=-1, keepdims=True))
 
 
 # ----------------------------------------------------------------------------- numba kernels
@@ -279,41 +246,17 @@ def _backward_numba(y, grad, log):
     return out
 
 
-def softmax_numba(x, mask=None):
+def softmax(x, mask=None):
     return _forward_numba(x, False, mask)
 
 
-def log_softmax_numba(x):
+def log_softmax(x):
     return _forward_numba(x, True, None)
 
 
-def softmax_backward_numba(y, grad):
+def softmax_backward(y, grad):
     return _backward_numba(y, grad, False)
 
 
-def log_softmax_backward_numba(log_y, grad):
-    return _backward_numba(log_y, grad, True)
-
-
-# ----------------------------------------------------------------------------- dispatch
-# Numba won every shape measured (benchmarks/bench_softmax.py, 2 cores), from (3, 5), where the
-# reference pays ~15 us for its five numpy calls and Numba ~5 us, to (4096, 512), where both are
-# bound by exp and Numba saves the reference's extra passes: so only dtype and backend decide.
-def softmax(x, mask=None):
-    x = np.asarray(x)
-    return softmax_numba(x, mask) if kernel_takes(x) else softmax_reference(x, mask)
-
-
-def softmax_backward(y, grad):
-    y = np.asarray(y)
-    return (softmax_backward_numba if kernel_takes(y, grad) else softmax_backward_reference)(y, grad)
-
-
-def log_softmax(x):
-    x = np.asarray(x)
-    return log_softmax_numba(x) if kernel_takes(x) else log_softmax_reference(x)
-
-
 def log_softmax_backward(log_y, grad):
-    f = log_softmax_backward_numba if kernel_takes(log_y, grad) else log_softmax_backward_reference
-    return f(log_y, grad)
+    return _backward_numba(log_y, grad, True)
