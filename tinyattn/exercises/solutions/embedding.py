@@ -40,4 +40,6 @@ def mistakes(grad, cache, inputs):
                 "every embedding by sqrt(d), so its gradient carries that factor too"),
         Mistake("positions", grad.sum(axis=0), f"yours has T = {tokens.shape[1]} rows, the right ones: "
                 f"dL/dpositions needs all max_len = {positions_shape[0]} rows, zeros where no position was used"),
+        Mistake("positions", grad, "yours has one row per sentence and position: positions[t] served every "
+                "sentence, so sum over the batch (axis 0), and give all max_len rows"),
     ]
