@@ -103,7 +103,8 @@ MISTAKES = [
      "through ReLU everywhere"),
     ("encoder_layer", "rows.sum(axis=0), d_out_w", "d_qkv, d_out_w",
      r"dL/din_proj_bias has shape \(2, 3, 12\).*summed over axes \(0, 1\)"),
-    ("encoder_layer", "rows2.T @ active.reshape(-1, active.shape[-1])", "active.reshape(-1, active.shape[-1]).T @ rows2",
+    ("encoder_layer", "rows2.T @ active.reshape(-1, active.shape[-1])",
+     "active.reshape(-1, active.shape[-1]).T @ rows2",
      r"dL/dlinear2_weight has shape \(6, 4\).*the transpose"),
 ]
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..autograd.tensor import Tensor
 from ..nn import functional as F
 from ..nn.linear import EmbeddingFunction, LayerNormFunction
 from ..nn.recurrent_steps import GRUStep, LSTMStep, RNNStep
@@ -65,8 +64,7 @@ ENCODER_PARAMETERS = ["self_attn.in_proj_weight", "self_attn.in_proj_bias", "sel
 def _encoder_layer(x, *parameters_and_heads):
     """tinyattn's nn.TransformerEncoderLayer (post-norm, ReLU, no dropout) with the given weights."""
     *parameters, num_heads = parameters_and_heads
-    E, F_ = x.shape[-1], parameters[4].shape[0]
-    layer = TransformerEncoderLayer(E, num_heads, dim_feedforward=F_, dropout=0.0)
+    layer = TransformerEncoderLayer(x.shape[-1], num_heads, dim_feedforward=parameters[4].shape[0], dropout=0.0)
     for dotted, parameter in zip(ENCODER_PARAMETERS, parameters):
         owner, _, attribute = dotted.rpartition(".")
         module = layer
@@ -86,8 +84,8 @@ PATH = [
     Exercise("softmax", "softmax along the last axis", {"x": (3, 5)}, lambda x: x.softmax(-1),
              "class Softmax in tinyattn/autograd/ops_nn.py"),
     Exercise("cross_entropy", "log-softmax with cross-entropy, the mean over the batch", {"logits": (4, 5)},
-             lambda logits, target: F.cross_entropy(logits, target), "class CrossEntropy in tinyattn/autograd/ops_nn.py",
-             constants={"target": np.array([1, 0, 4, 1])}),
+             lambda logits, target: F.cross_entropy(logits, target),
+             "class CrossEntropy in tinyattn/autograd/ops_nn.py", constants={"target": np.array([1, 0, 4, 1])}),
     Exercise("layer_norm", "layer normalisation with weight and bias",
              {"x": (B, T, 5), "weight": (5,), "bias": (5,)},
              lambda x, weight, bias: LayerNormFunction.apply(x, weight, bias, (2,), 1e-5),
@@ -108,7 +106,8 @@ PATH = [
              {"table": (6, E), "positions": (5, E)},
              lambda table, positions, tokens: (EmbeddingFunction.apply(table, tokens, None) * np.sqrt(E)
                                                + positions[:tokens.shape[1]]),
-             "class EmbeddingFunction in tinyattn/nn/linear.py", constants={"tokens": np.array([[1, 3, 1], [0, 1, 5]])}),
+             "class EmbeddingFunction in tinyattn/nn/linear.py",
+             constants={"tokens": np.array([[1, 3, 1], [0, 1, 5]])}),  # word 1 three times: its gradients add up
     Exercise("rnn_step", "one step of a tanh RNN",
              {"x": (3, 4), "h": (3, 5), "w_ih": (5, 4), "w_hh": (5, 5), "b_ih": (5,), "b_hh": (5,)},
              lambda x, h, w_ih, w_hh, b_ih, b_hh: RNNStep.apply(x @ w_ih.T + b_ih, h, w_hh, b_hh, "tanh", None),

@@ -86,18 +86,18 @@ def _judge(exercise, forward, backward, path):
         if got.shape != want.shape:
             raise _Stop(f"{name}: dL/d{input_name} has shape {got.shape}, but {input_name} has shape "
                         f"{want.shape}.\nHint: {_hint(exercise, arrays, upstream, got, i)}")
-        error = np.abs(got - want)
-        bad = ~(error <= ATOL + RTOL * np.abs(want))  # NaN counts as bad
+        error = np.nan_to_num(np.abs(got - want), nan=np.inf)  # a NaN is as wrong as can be
+        bad = error > ATOL + RTOL * np.abs(want)
         if bad.any():
-            at = tuple(int(j) for j in np.unravel_index(int(np.argmax(np.where(bad, np.nan_to_num(error, nan=np.inf), -1))),
-                                                         got.shape))
+            at = tuple(int(j) for j in np.unravel_index(int(np.argmax(error)), got.shape))
             raise _Stop(f"{name}: dL/d{input_name} is wrong in {int(bad.sum())} of {got.size} elements. Worst at "
                         f"{input_name}{list(at)}: yours {got[at]:.6g}, finite differences {want[at]:.6g} "
                         f"(off by {got[at] - want[at]:.3g}).\nHint: {_hint(exercise, arrays, upstream, got, i)}")
         worst = max(worst, float(error.max()))
     following = PATH.index(exercise) + 1
-    next_step = (f"\nNext on the path: {PATH[following].name} (python -m tinyattn.exercises start "
-                 f"{PATH[following].name})" if following < len(PATH) else "\nThat was the last one: the whole block.")
+    next_step = ("\nThat was the last one: the whole block." if following == len(PATH) else
+                 f"\nNext on the path: {PATH[following].name} "
+                 f"(python -m tinyattn.exercises start {PATH[following].name})")
     return Verdict(True, f"{name}: correct. Your backward agrees with finite differences for {', '.join(arrays)} "
                          f"(largest difference {worst:.1e}). Compare with tinyattn's own: {exercise.engine}."
                          f"{next_step}")

@@ -29,8 +29,8 @@ def diagnose(got, true, name, exercise, candidates):
         return (f"yours is nonzero at {int(silent.sum())} elements where the right gradient is exactly 0, "
                 f"such as {name}{list(at)}: nothing there can change the output (a masked position, or a value "
                 "the forward never used). Is a mask missing, or applied otherwise than in the forward?")
-    return (f"the error follows no simple pattern (sign, factor, transpose, missing sum): redo the derivation "
-            f"one stage at a time, checking each array's shape. Stuck? python -m tinyattn.exercises hint {exercise.name}")
+    return ("the error follows no simple pattern (sign, factor, transpose, missing sum): redo the derivation one "
+            f"stage at a time, checking each array's shape. Stuck? python -m tinyattn.exercises hint {exercise.name}")
 
 
 def _shape_hint(got, true, name):
