@@ -104,3 +104,7 @@ def test_a_missing_file_function_or_exercise_is_named(tmp_path):
     half.write_text("def forward(x):\n    return x, ()\n")
     assert "defines no backward function" in check("softmax", half).message
     assert "no exercise called 'soft'" in check("soft", half).message
+    _solved(tmp_path, "multi_head")  # imports the learner's attention, not written yet
+    verdict = check("multi_head", tmp_path / "multi_head.py")
+    assert f"multi_head imports your attention, which is not beside it in {tmp_path} yet: python -m " \
+           "tinyattn.exercises start attention" in verdict.message

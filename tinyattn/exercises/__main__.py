@@ -23,7 +23,8 @@ def main(argv=None):
     judge = commands.add_parser("check", help="check your backward")
     judge.add_argument("name", **names)
     judge.add_argument("file", nargs="?", help=f"your copy (default ./{WORKING_FOLDER}/NAME.py)")
-    hint = commands.add_parser("hint", help="the next step of the derivation (again for the one after)")
+    hint = commands.add_parser("hint", help="the next step of the derivation (again for the one after; "
+                                            f"the count is kept in ./{HINT_STATE})")
     hint.add_argument("name", **names)
     hint.add_argument("--reset", action="store_true", help="start the hints of NAME over")
     solution = commands.add_parser("solution", help="print the worked backward")

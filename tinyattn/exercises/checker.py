@@ -218,6 +218,11 @@ def _run(step, what, path, name):
         raise _Stop(f"{name}: not written yet: replace the `raise NotImplementedError` in {frame.filename} "
                     f"(line {frame.lineno}) with your code.\nStuck? python -m tinyattn.exercises hint {name} "
                     "gives a first step") from None
+    except ModuleNotFoundError as error:
+        if error.name not in EXERCISES:
+            raise _Stop(f"{what} raised ModuleNotFoundError: {error}{_where(error, path)}") from None
+        raise _Stop(f"{name} imports your {error.name}, which is not beside it in {os.path.dirname(path) or '.'} "
+                    f"yet: python -m tinyattn.exercises start {error.name}") from None
     except Exception as error:  # the learner's bug: report it plainly, without a traceback
         raise _Stop(f"{what} raised {type(error).__name__}: {error}{_where(error, path)}") from None
 
