@@ -204,8 +204,8 @@ def _load(name, path):
     _run(lambda: spec.loader.exec_module(module), f"loading {path}", path, name)
     missing = [f for f in ("forward", "backward") if not callable(getattr(module, f, None))]
     if missing:
-        raise _Stop(f"{path} defines no {' and no '.join(missing)} function: the checker calls forward and "
-                    "backward, as the template names them")
+        raise _Stop(f"{path} defines no {' and no '.join(missing)} function at its top level: the checker calls "
+                    f"forward and backward as the template names them (start {name} --force makes a fresh copy)")
     return module.forward, module.backward
 
 

@@ -1,5 +1,6 @@
-"""One LSTM step (Hochreiter and Schmidhuber 1997, "Long Short-Term Memory"; with the forget gate
-of Gers et al. 2000), PyTorch's equations (nn.LSTMCell).
+"""One LSTM step (Hochreiter and Schmidhuber 1997, "Long Short-Term Memory",
+https://doi.org/10.1162/neco.1997.9.8.1735; with the forget gate of Gers, Schmidhuber and Cummins
+2000, "Learning to Forget", https://doi.org/10.1162/089976600300015015), PyTorch's equations (nn.LSTMCell).
 
     gates = x W_ih^T + b_ih + h W_hh^T + b_hh        four blocks of H: i | f | g | o
     i, f, o = sigmoid(gates_i, gates_f, gates_o),    g = tanh(gates_g)

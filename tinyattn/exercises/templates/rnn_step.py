@@ -1,4 +1,5 @@
-"""One step of a recurrent network (Elman 1990, "Finding Structure in Time"), PyTorch's nn.RNNCell.
+"""One step of a recurrent network (Elman 1990, "Finding Structure in Time",
+https://doi.org/10.1207/s15516709cog1402_1), as PyTorch's nn.RNNCell computes it.
 
     h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)
 
