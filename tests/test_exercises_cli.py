@@ -98,6 +98,18 @@ def test_the_command_line_reports_a_learners_error_without_a_traceback(tmp_path)
     assert f"at {broken}, line " in run.stdout and "s = (grad * y).sum(axis=7)" in run.stdout
 
 
+def test_a_changed_forward_a_wrong_count_and_a_nan_are_each_named(tmp_path):
+    changed = _solved(tmp_path, "softmax")
+    changed.write_text(changed.read_text().replace("return y, (y,)", "return 2 * y, (y,)"))
+    assert "the forward's output differs from tinyattn's" in check("softmax", changed).message
+    short = _solved(tmp_path, "broadcast", replace=("return grad * w,", "return"))
+    assert "backward returned 2 gradient(s); forward takes 3 input(s) with a gradient (x, w, b)" \
+        in check("broadcast", short).message
+    nan = _solved(tmp_path, "softmax", replace=("return y * (grad - s)", "return y * (grad - s) * np.nan"))
+    message = check("softmax", nan).message
+    assert "dL/dx is wrong in 15 of 15 elements" in message and "15 entries that are NaN or infinite" in message
+
+
 def test_a_missing_file_function_or_exercise_is_named(tmp_path):
     assert "python -m tinyattn.exercises start softmax makes it" in check("softmax", tmp_path / "none.py").message
     half = tmp_path / "half.py"

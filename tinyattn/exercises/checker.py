@@ -3,7 +3,8 @@
 check(name, path) loads forward and backward from the learner's file, then judge():
   1. runs forward on the exercise's fixed float64 inputs (its output must match tinyattn's);
   2. sends a fixed random gradient back through the learner's backward;
-  3. compares each input's gradient with central finite differences of the forward;
+  3. compares each input's gradient with central finite differences of the exercise's forward
+     (computed once per exercise: the learner's forward was just seen to give the same output);
   4. on a mismatch, names the input, the worst element and the error, and gives ONE hint
      (diagnose.py) found by comparing the learner's gradient with the true one, tinyattn's.
 A learner's exception is reported as its last line and where it happened, never a traceback.

@@ -17,6 +17,9 @@ def diagnose(got, true, name, exercise, candidates):
             return mistake.hint
     if got.shape != true.shape:
         return _shape_hint(got, true, name)
+    if not np.isfinite(got).all():
+        return (f"yours has {int((~np.isfinite(got)).sum())} entries that are NaN or infinite: look for 0 * inf "
+                "(a masked -inf score multiplied instead of dropped), inf - inf, or exp of a large number")
     if got.ndim >= 2 and got.shape[-1] == got.shape[-2] and _close(got.swapaxes(-1, -2), true):
         return (f"yours is the transpose of dL/d{name} (last two axes swapped): a product in the wrong order, "
                 "such as a.T @ b where b.T @ a was meant")
