@@ -74,6 +74,8 @@ def test_the_solution_is_printed_on_request_without_the_checkers_mistakes(capsys
     out = capsys.readouterr().out
     assert "def backward(grad, cache):" in out and "def _gate_gradients(" in out
     assert "def mistakes" not in out and "HINTS" not in out
+    assert main(["solution", "encoder_layer"]) == 0  # the earlier backwards it uses, as a learner imports them
+    assert "\n\nfrom layer_norm import backward as layer_norm_backward\n" in capsys.readouterr().out
 
 
 def test_the_whole_block_is_built_from_the_learners_own_backwards(tmp_path):

@@ -113,8 +113,13 @@ def _solution(args):
     functions = [f for n, f in vars(module).items()
                  if inspect.isfunction(f) and f.__module__ == module.__name__ and n != "mistakes"]
     functions.sort(key=lambda f: f.__code__.co_firstlineno)
-    print(f"# {args.name}: the worked backward (tinyattn/exercises/solutions/{args.name}.py)\n")
-    print("\n\n".join(inspect.getsource(f).rstrip() for f in functions))
+    # an earlier exercise's backward, imported here as `from .attention import ...`, is in a learner's
+    # folder `from attention import ...`
+    earlier = [line.replace("from .", "from ", 1) for line in inspect.getsource(module).splitlines()
+               if line.startswith("from .") and not line.startswith(("from . ", "from .."))]
+    parts = [f"# {args.name}: the worked backward (tinyattn/exercises/solutions/{args.name}.py)"]
+    parts += ["\n".join(earlier)] if earlier else []
+    print("\n\n".join(parts + [inspect.getsource(f).rstrip() for f in functions]))
     return 0
 
 

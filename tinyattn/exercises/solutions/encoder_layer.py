@@ -23,30 +23,25 @@ def backward(grad, cache):
     """Bottom to top. Block 2: norm2's backward, then the sum: x1 gets the gradient directly (skip)
     and through relu(x1 W_1^T + b_1) W_2^T + b_2. Block 1: norm1's backward, then x gets it
     directly (skip) and through the heads and the in-projection. Every Linear sums over the B*T rows."""
-    x, in_proj_weight, attention_cache, norm1_cache, x1, linear1_weight, hidden, active, linear2_weight, \
-        norm2_cache = cache
-    d_sum2, d_hidden, feed_forward_grads = _feed_forward_block(grad, cache)
-    d_x, d_sum1, attention_grads = _attention_block(d_sum2 + d_hidden @ linear1_weight, cache)
-    d_w1, d_b1, d_w2, d_b2, d_norm2_weight, d_norm2_bias = feed_forward_grads
-    d_in_w, d_in_b, d_out_w, d_out_b, d_norm1_weight, d_norm1_bias = attention_grads
+    d_x1, _, _, (d_w1, d_b1, d_w2, d_b2, d_norm2_weight, d_norm2_bias) = _feed_forward_block(grad, cache)
+    d_x, _, (d_in_w, d_in_b, d_out_w, d_out_b, d_norm1_weight, d_norm1_bias) = _attention_block(d_x1, cache)
     return (d_x, d_in_w, d_in_b, d_out_w, d_out_b, d_w1, d_b1, d_w2, d_b2,
             d_norm1_weight, d_norm1_bias, d_norm2_weight, d_norm2_bias)
 
 
 def _feed_forward_block(grad, cache):
-    """(dL/d(x1 + ff), dL/dhidden, the block's weight gradients) for x2 = norm2(x1 + ff(x1))."""
-    x, in_proj_weight, attention_cache, norm1_cache, x1, linear1_weight, hidden, active, linear2_weight, \
-        norm2_cache = cache
+    """x2 = norm2(x1 + ff(x1)): (dL/dx1, dL/d(x1 + ff), dL/dhidden, the block's weight gradients)."""
+    *_, x1, linear1_weight, hidden, active, linear2_weight, norm2_cache = cache
     d_sum2, d_norm2_weight, d_norm2_bias = layer_norm_backward(grad, norm2_cache)
     d_hidden = (d_sum2 @ linear2_weight) * (hidden > 0)
     rows2, rows1 = d_sum2.reshape(-1, d_sum2.shape[-1]), d_hidden.reshape(-1, d_hidden.shape[-1])
-    return d_sum2, d_hidden, (rows1.T @ x1.reshape(-1, x1.shape[-1]), rows1.sum(axis=0),
-                              rows2.T @ active.reshape(-1, active.shape[-1]), rows2.sum(axis=0),
-                              d_norm2_weight, d_norm2_bias)
+    return d_sum2 + d_hidden @ linear1_weight, d_sum2, d_hidden, (
+        rows1.T @ x1.reshape(-1, x1.shape[-1]), rows1.sum(axis=0),
+        rows2.T @ active.reshape(-1, active.shape[-1]), rows2.sum(axis=0), d_norm2_weight, d_norm2_bias)
 
 
 def _attention_block(d_x1, cache):
-    """(dL/dx, dL/d(x + attended), the block's weight gradients) for x1 = norm1(x + mha(x))."""
+    """x1 = norm1(x + mha(x)): (dL/dx, dL/d(x + mha), the block's weight gradients)."""
     x, in_proj_weight, attention_cache, norm1_cache, *_ = cache
     d_sum1, d_norm1_weight, d_norm1_bias = layer_norm_backward(d_x1, norm1_cache)
     d_q, d_k, d_v, d_out_w, d_out_b = multi_head_backward(d_sum1, attention_cache)
@@ -58,14 +53,14 @@ def _attention_block(d_x1, cache):
 
 
 def mistakes(grad, cache, inputs):
-    linear1_weight, linear2_weight = cache[5], cache[8]
-    d_sum2, d_hidden, _ = _feed_forward_block(grad, cache)
-    d_x, d_sum1, _ = _attention_block(d_sum2 + d_hidden @ linear1_weight, cache)
+    *_, linear1_weight, _, _, linear2_weight, _ = cache
+    d_x1, d_sum2, d_hidden, _ = _feed_forward_block(grad, cache)
+    d_x, d_sum1, _ = _attention_block(d_x1, cache)
     return [
         Mistake("x", d_x - d_sum1, "yours misses the skip connection of the attention block: x1 = "
                 "norm1(x + attention), so x also gets norm1's gradient directly"),
-        Mistake("x", _attention_block(d_hidden @ linear1_weight, cache)[0], "yours misses the skip connection "
-                "of the feed-forward block: x2 = norm2(x1 + ff(x1)), so x1 also gets norm2's gradient directly"),
+        Mistake("x", _attention_block(d_x1 - d_sum2, cache)[0], "yours misses the skip connection of the "
+                "feed-forward block: x2 = norm2(x1 + ff(x1)), so x1 also gets norm2's gradient directly"),
         Mistake("x", _attention_block(d_sum2 + (d_sum2 @ linear2_weight) @ linear1_weight, cache)[0],
                 "yours lets the gradient through ReLU everywhere: it passes only where hidden > 0"),
     ]

@@ -1,6 +1,4 @@
 """multi_head: hints, worked solution, classic mistakes."""
-import numpy as np
-
 from ..templates.multi_head import join_heads, split_heads
 from . import Mistake
 from .attention import backward as attention_backward

@@ -1,6 +1,4 @@
 """softmax: hints, worked solution, classic mistakes."""
-import numpy as np
-
 from . import Mistake
 
 HINTS = [
