@@ -8,7 +8,9 @@ https://arxiv.org/abs/1706.03762, section 3.2.2), as PyTorch's nn.MultiheadAtten
 q, k and v come in already projected (B, T, E). The heads run side by side as one array
 (B, H, T, d): split_heads and join_heads below move between the two layouts.
 Write backward: return (dL/dq, dL/dk, dL/dv, dL/dw_o, dL/db_o). Your backward of the previous
-exercise sits beside this file once you have started it: `from attention import backward`.
+exercise sits beside this file once you have started it; bring it in with
+    from attention import backward as attention_backward
+
     python -m tinyattn.exercises check multi_head
     python -m tinyattn.exercises hint multi_head       (a step at a time, if you are stuck)
 """
