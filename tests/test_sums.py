@@ -34,7 +34,7 @@ def test_sum_over_equals_numpy_sum_for_any_axes_dtype_and_layout(case):
 def test_each_blas_case_in_float64(shape, axes, rng):
     x = rng.standard_normal(shape)
     np.testing.assert_allclose(sum_over(x, axes), x.sum(axis=axes), rtol=1e-13, atol=1e-12)
-    np.testing.assert_allclose(sum_over(x, axes, keepdims=True), x.sum(axis=axes, keepdims=True), rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(sum_over(x, axes, True), x.sum(axis=axes, keepdims=True), rtol=1e-13, atol=1e-12)
 
 
 def test_sum_and_mean_of_a_tensor_match_numpy_and_their_gradients_check(rng):

@@ -125,6 +125,10 @@ def _freed_message(ctx):
 
 
 _next_creation_number = itertools.count().__next__
+# Speed: the usual needs_input_grad and input_positions, made once and shared; building them per
+# call cost 0.3 us of a tanh node's 1.8 (benchmarks/RESULTS.md, reading path).
+_ALL_NEED_GRAD = [(True,) * n for n in range(8)]
+_ALL_POSITIONS = [tuple(range(n)) for n in range(8)]
 
 
 class Function:
@@ -170,18 +174,20 @@ class Function:
 
         ctx = Context()
         record = needed and _grad_enabled
-        needs = [False] * position
-        if record:
-            for index in needed:
+        if record and position < 8 and len(needed) == position:  # every argument needs a gradient
+            ctx.needs_input_grad, positions = _ALL_NEED_GRAD[position], _ALL_POSITIONS[position]
+        else:
+            needs = [False] * position
+            for index in needed if record else ():
                 needs[index] = True
-        ctx.needs_input_grad = tuple(needs)
+            ctx.needs_input_grad, positions = tuple(needs), tuple(needed)
 
         result = cls.forward(ctx, *arrays)
         if record:
             ctx.fn = cls
             ctx._created = _next_creation_number()
             ctx.args = args  # the call's own tuple: no new object to make
-            ctx.input_positions = tuple(needed)
+            ctx.input_positions = positions
         if isinstance(result, (tuple, list)):
             return _multiple_outputs(ctx, result, record)
         output = wrap(result)

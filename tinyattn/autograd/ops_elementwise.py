@@ -72,8 +72,8 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        return (unbroadcast(g * b, a.shape) if need_a else None,
-                unbroadcast(g * a, b.shape) if need_b else None)
+        return (unbroadcast(multiply(g, b), a.shape) if need_a else None,
+                unbroadcast(multiply(g, a), b.shape) if need_b else None)
 
 
 class Div(Function):

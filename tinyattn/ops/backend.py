@@ -32,13 +32,13 @@ def kernel_takes(*args, contiguous=False):
     for array in args:
         if array.__class__ is not np.ndarray:
             continue
-        kind = array.dtype
-        if kind.kind == "f":
+        this = array.dtype
+        if this.kind == "f":
             if dtype is None:
-                if kind not in KERNEL_DTYPES:
+                if this not in KERNEL_DTYPES:
                     return False
-                dtype = kind
-            elif kind != dtype:
+                dtype = this
+            elif this is not dtype and this != dtype:
                 return False
         if contiguous and not array.flags.c_contiguous:
             return False
