@@ -1,5 +1,5 @@
 """Benchmark the experimental Numba matmul kernel (experiments/matmul_numba.py) against
-tinyattn.ops.matmul (what the package runs: BLAS), numpy's BLAS directly, and torch.
+tinyattn.ops.arrays.matmul (what the package runs: BLAS), numpy's BLAS directly, and torch.
 
 Run `python benchmarks/bench_matmul.py`. Each timing is the best of REPEATS rounds, each
 averaging enough calls to last ~20 ms, after a warm-up call (which also JIT-compiles or loads
@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "experiments"))
 
 import matmul_numba  # noqa: E402
-from tinyattn.ops import matmul as mm  # noqa: E402
+from tinyattn.ops import arrays as mm  # noqa: E402
 
 try:
     import torch

@@ -12,7 +12,8 @@ import time
 
 import numpy as np
 
-from tinyattn.ops import softmax as S
+from tinyattn.ops import reference as R
+from tinyattn.ops.kernels import softmax as K
 
 try:
     import torch
