@@ -45,8 +45,8 @@ def _cases():
 
 
 def _numpy_and_numba(op, x, g, mask, impl):
-    fwd = getattr(S, f"{op}_{impl}")
-    bwd = getattr(S, f"{op}_backward_{impl}")
+    module = K if impl == "numba" else R
+    fwd, bwd = getattr(module, op), getattr(module, f"{op}_backward")
     if mask is None:
         return lambda: bwd(fwd(x), g)
     return lambda: bwd(fwd(x, mask), g)
