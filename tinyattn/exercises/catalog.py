@@ -10,7 +10,7 @@ import numpy as np
 
 from ..nn import functional as F
 from ..nn.linear import LayerNormFunction
-from ..nn.recurrent_steps import GRUStep
+from ..nn.fused.recurrent_steps import GRUStep
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -45,14 +45,14 @@ EXERCISES = {e.name: e for e in [
     Exercise("sdpa", "scaled dot-product attention: softmax(Q K^T / sqrt(d)) V",
              {"q": (2, 3, 6), "k": (2, 4, 6), "v": (2, 4, 5)},
              lambda q, k, v: F.scaled_dot_product_attention(q, k, v)[0],
-             "class ScaledDotProductAttention in tinyattn/nn/sdpa.py", scale=1 / np.sqrt(6)),
+             "class ScaledDotProductAttention in tinyattn/nn/fused/sdpa.py", scale=1 / np.sqrt(6)),
     Exercise("additive_score", "Bahdanau's additive score v . tanh(W q + U k)",
              {"q": (2, 3, 4), "k": (2, 5, 3), "W": (6, 4), "U": (6, 3), "v": (6,)}, _additive_score,
              "Attention.scores in tinyattn/nn/attention.py, differentiated by its ops (Linear, Add, Tanh)"),
     Exercise("gru_step", "one GRU step, PyTorch's equations",
              {"gi": (3, 12), "h": (3, 4), "w_hh": (12, 4), "b_hh": (12,)},
              lambda gi, h, w_hh, b_hh: GRUStep.apply(gi, h, w_hh, b_hh, None),
-             "class GRUStep in tinyattn/nn/recurrent_steps.py"),
+             "class GRUStep in tinyattn/nn/fused/recurrent_steps.py"),
     Exercise("layer_norm", "layer normalisation over the last axis, with weight and bias",
              {"x": (2, 3, 5), "weight": (5,), "bias": (5,)},
              lambda x, weight, bias: LayerNormFunction.apply(x, weight, bias, (2,), 1e-5),

@@ -10,7 +10,7 @@ gi = x W_ih^T + b_ih comes in already computed (a sequence layer does all steps 
 Shapes: gi (B, 3H), h (B, H), w_hh (3H, H), b_hh (3H,) -> h' (B, H).
 Copy this file, write backward, and check it:
     python -m tinyattn.exercises check gru_step my_gru_step.py
-Afterwards, compare with class GRUStep in tinyattn/nn/recurrent_steps.py.
+Afterwards, compare with class GRUStep in tinyattn/nn/fused/recurrent_steps.py.
 """
 import numpy as np
 

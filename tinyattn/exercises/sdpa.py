@@ -7,7 +7,7 @@
 Shapes: q (B, Tq, d), k (B, Tk, d), v (B, Tk, dv) -> out (B, Tq, dv).
 Copy this file, write backward, and check it:
     python -m tinyattn.exercises check sdpa my_sdpa.py
-Afterwards, compare with class ScaledDotProductAttention in tinyattn/nn/sdpa.py.
+Afterwards, compare with class ScaledDotProductAttention in tinyattn/nn/fused/sdpa.py.
 """
 import numpy as np
 

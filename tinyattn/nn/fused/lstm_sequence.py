@@ -3,8 +3,9 @@
 The same idea as gru_sequence.py (read that one first): the sentences sorted longest first, and
 step t computes only the n_t still running; a finished sentence keeps its (h, c), and reading
 backwards a sentence's state stays at (h0, c0) until its last word. Outputs are zero where a
-sentence has no word. Equal to the step-by-step graph (LSTMStep nodes) to 1e-10 in float64
-(tests/test_sequence_nodes.py covers both kinds).
+sentence has no word. Equal to the step-by-step graph nn/recurrent.py builds under
+`ta.fused(False)` (_Layer._one_layer with _LSTMRule's equations) to 1e-10 in float64
+(tests/test_sequence_nodes.py and tests/test_fused_switch.py).
 
 Backward runs the steps in the other order, carrying dL/dh and dL/dc of every row: a running
 row's pass through the gate rules (ops/recurrent_gates.py, as LSTMStep) gives d gates, the
@@ -12,10 +13,10 @@ gradient of c before the step, and dL/dh before the step = d_gates W_hh.
 """
 import numpy as np
 
-from ..autograd.function import Function
-from ..ops.matmul import matmul
-from ..ops.recurrent_gates import lstm_gates, lstm_gates_backward
-from ..ops.sums import sum_over
+from ...autograd.function import Function
+from ...ops.matmul import matmul
+from ...ops.recurrent_gates import lstm_gates, lstm_gates_backward
+from ...ops.sums import sum_over
 from .running_rows import RunningRows
 
 

@@ -1,5 +1,9 @@
 """Fused recurrent steps: one graph node per time step, forward and backward written by hand.
 
+Each equals the `equations` of its step rule in nn/recurrent.py (_RNNRule, _GRURule,
+_LSTMRule: the same step as autograd ops), which nn.RNNCell/GRUCell/LSTMCell and the layers run
+instead under `ta.fused(False)`.
+
 Each step takes the input projection gi = x W_ih^T + b_ih already computed (a sequence layer
 computes it for all time steps in one product) and the previous state, and returns the next
 state. PyTorch's equations, gates stacked in PyTorch's order:
@@ -17,10 +21,10 @@ tinyattn/ops/recurrent_gates.py (a numpy reference and a Numba kernel, each way)
 """
 import numpy as np
 
-from ..autograd.function import Function
-from ..ops.matmul import matmul
-from ..ops.sums import sum_over
-from ..ops.recurrent_gates import freeze, gru_gates, gru_gates_backward, lstm_gates, lstm_gates_backward
+from ...autograd.function import Function
+from ...ops.matmul import matmul
+from ...ops.sums import sum_over
+from ...ops.recurrent_gates import freeze, gru_gates, gru_gates_backward, lstm_gates, lstm_gates_backward
 
 
 def _hidden_projection(h, w_hh, b_hh):
