@@ -18,7 +18,7 @@ inside the block keeps its primitive ops after the block ends.
 """
 import os
 
-_ON, _OFF = ("1", "true", "on", "yes"), ("0", "false", "off", "no")
+_ON, _OFF = ("1", "true"), ("0", "false")
 
 
 def _from_environment():
