@@ -259,41 +259,43 @@ class _Layer(Module):
     def _one_layer(self, x, layer, initial, lengths, keeps):
         """Layer `layer` over x (B, T, I): (outputs (B, T, D*H), [final state of each direction]).
 
-        Step by step: the state after step t is the rule's step from the state before it (one
-        where() per step keeps the state of a sequence that has ended), and the outputs are zero
-        past each length. GRU and LSTM compute that loop as one fused node per direction
-        (fused/gru_sequence.py, fused/lstm_sequence.py) unless the switch is off.
+        Each direction runs step by step (_steps); GRU and LSTM run that loop as one fused node
+        per direction (_whole_sequence) unless the switch is off.
         """
-        T = x.shape[1]
-        outputs, finals = [], []
         whole_sequence = is_fused() and self.kind in ("GRU", "LSTM")
+        run = self._whole_sequence if whole_sequence else self._steps
+        outputs, finals = [], []
         for d, suffix in enumerate(self._suffixes()):
             weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l{layer}{suffix}")
                                                       for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
-            if whole_sequence:  # its outputs are already zero where a sentence has no word
-                gi = _project(x, weight_ih, bias_ih)
-                if self.kind == "GRU":
-                    output, state = GRUSequence.apply(gi, initial[d], weight_hh, bias_hh, lengths, d == 1)
-                else:
-                    output, *state = LSTMSequence.apply(gi, *initial[d], weight_hh, bias_hh, lengths, d == 1)
-                    state = tuple(state)
-                outputs.append(output)
-                finals.append(state)
-                continue
-            # every step's input projection in one product, then split into steps in one node
-            gi_steps = unbind(_project(x, weight_ih, bias_ih), axis=1)
-            state = initial[d]
-            per_step = [None] * T
-            for t in (reversed(range(T)) if d else range(T)):
-                keep = None if keeps is None else keeps[t]
-                state = self.rule.step(gi_steps[t], state, weight_hh, bias_hh, keep)
-                per_step[t] = state[0] if isinstance(state, tuple) else state
-            outputs.append(stack(per_step, axis=1))
+            gi = _project(x, weight_ih, bias_ih)  # every step's input projection in one product
+            output, state = run(gi, initial[d], weight_hh, bias_hh, lengths, keeps, reverse=d == 1)
+            outputs.append(output)
             finals.append(state)
         out = outputs[0] if len(outputs) == 1 else cat(outputs, axis=2)
-        if keeps is not None and not whole_sequence:
-            out = out * wrap(lengths_mask(lengths, T)[..., None].astype(out.dtype))
+        if keeps is not None and not whole_sequence:  # the steps repeat the last state past each length
+            out = out * wrap(lengths_mask(lengths, x.shape[1])[..., None].astype(out.dtype))
         return out, finals
+
+    def _steps(self, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
+        """One direction, one rule step per time step: (outputs (B, T, H), last state). Where
+        keeps[t] is False (past a sequence's length) the step leaves the state as it was."""
+        T = gi.shape[1]
+        gi_steps = unbind(gi, axis=1)  # split into steps in one node
+        per_step = [None] * T
+        for t in (reversed(range(T)) if reverse else range(T)):
+            keep = None if keeps is None else keeps[t]
+            state = self.rule.step(gi_steps[t], state, weight_hh, bias_hh, keep)
+            per_step[t] = state[0] if isinstance(state, tuple) else state
+        return stack(per_step, axis=1), state
+
+    def _whole_sequence(self, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
+        """_steps as one fused node (fused/gru_sequence.py, fused/lstm_sequence.py), which skips
+        the sequences that have ended; its outputs are already zero past each length."""
+        if self.kind == "GRU":
+            return GRUSequence.apply(gi, state, weight_hh, bias_hh, lengths, reverse)
+        output, h, c = LSTMSequence.apply(gi, *state, weight_hh, bias_hh, lengths, reverse)
+        return output, (h, c)
 
     def _initial_states(self, h0, x, count):
         B = x.shape[0]

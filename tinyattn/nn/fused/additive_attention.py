@@ -18,7 +18,8 @@ class AdditiveAttention(Function):
     """forward(query (B, Tq, Dq), W (h, Dq), U k (B, Tk, h), v (1, h), values (B, Tk, Dv), mask)
     -> (context (B, Tq, Dv), weights (B, Tq, Tk)). With wq = q W^T and dwq, duk, dv, dvalues from
     the kernel's backward (ops/additive_attention.py: softmax's rule, then tanh's):
-    dL/dq = dwq W,  dL/dW = dwq^T q,  dL/dU k = duk,  dL/dv = dv,  dL/dvalues = dvalues."""
+    dL/dq = dwq W,  dL/dW = dwq^T q,  dL/dU k = duk,  dL/dv = dv,  dL/dvalues = dvalues.
+    Equals nn/additive_attention.py's additive_attention_composed, argument for argument."""
 
     @staticmethod
     def forward(ctx, query, W, projected_keys, v, values, mask):

@@ -10,7 +10,7 @@ packed sequences do. With the translation model's batches, whose sentences avera
 of the longest, that is about half the work (benchmarks/RESULTS.md, "A sequence in one node").
 
 The answer is the step-by-step one, the composed graph nn/recurrent.py builds under
-`ta.fused(False)` (_Layer._one_layer: one _GRURule step and one where() per step; equal to
+`ta.fused(False)` (_Layer._steps: one _GRURule step and one where() per step; equal to
 1e-10 in float64, tests/test_sequence_nodes.py and tests/test_fused_switch.py): outputs
 (B, T, H) with zeros where a sentence has no word, and the last state of each sentence.
 
@@ -30,7 +30,8 @@ from .running_rows import RunningRows
 
 class GRUSequence(Function):
     """forward(gi (B, T, 3H) = x W_ih^T + b_ih, h0 (B, H), weight_hh (3H, H), bias_hh (3H,) or None,
-    lengths (B,) ints or None, reverse) -> (outputs (B, T, H), last state (B, H))."""
+    lengths (B,) ints or None, reverse) -> (outputs (B, T, H), last state (B, H)).
+    Equals nn.GRU's step loop (nn/recurrent.py, _Layer._steps, with the outputs zeroed past each length)."""
 
     @staticmethod
     def forward(ctx, gi, h0, weight_hh, bias_hh, lengths, reverse):

@@ -39,7 +39,8 @@ def _through_hidden_projection(d_gates, h, w_hh, has_bias):
 
 class RNNStep(Function):
     """h' = act(gi + h W_hh^T + b_hh);  with a = pre-activation, da = g * act'(a):
-    dL/dgi = da,  dL/dh = da W_hh,  dL/dW_hh = da^T h,  dL/db_hh = sum of da."""
+    dL/dgi = da,  dL/dh = da W_hh,  dL/dW_hh = da^T h,  dL/db_hh = sum of da.
+    Equals _RNNRule.equations (nn/recurrent.py), then where(keep, h', h)."""
 
     @staticmethod
     def forward(ctx, gi, h, w_hh, b_hh, nonlinearity, keep):
@@ -64,7 +65,8 @@ class RNNStep(Function):
 class GRUStep(Function):
     """GRU step (equations at the top). With g = dL/dh' (gate rules in ops/recurrent_gates.py):
     dz = g (h - n) z(1-z),  dn_pre = g (1-z)(1-n^2),  dr = dn_pre gh_n r(1-r),
-    dL/dgi = [dr, dz, dn_pre],  dL/dgh = [dr, dz, dn_pre * r],  dL/dh = g z + dgh W_hh."""
+    dL/dgi = [dr, dz, dn_pre],  dL/dgh = [dr, dz, dn_pre * r],  dL/dh = g z + dgh W_hh.
+    Equals _GRURule.equations (nn/recurrent.py), then where(keep, h', h)."""
 
     @staticmethod
     def forward(ctx, gi, h, w_hh, b_hh, keep):
@@ -87,7 +89,8 @@ class LSTMStep(Function):
     """LSTM step (equations at the top); two outputs h', c'. With gh = dL/dh', gc = dL/dc':
     dc = gc + gh * o * (1 - tanh(c')^2)        (c' reaches the loss directly and through h')
     d_i = dc * g * i(1-i),  d_f = dc * c * f(1-f),  d_g = dc * i * (1-g^2),  d_o = gh * tanh(c') * o(1-o)
-    dL/dgi = d_gates = [d_i, d_f, d_g, d_o],  dL/dc = dc * f,  dL/dh = d_gates W_hh."""
+    dL/dgi = d_gates = [d_i, d_f, d_g, d_o],  dL/dc = dc * f,  dL/dh = d_gates W_hh.
+    Equals _LSTMRule.equations (nn/recurrent.py), then where(keep, ., .) on h' and c'."""
 
     @staticmethod
     def forward(ctx, gi, h, c, w_hh, b_hh, keep):

@@ -26,6 +26,7 @@ class ScaledDotProductAttention(Function):
     """(O, W) = (softmax(Q K^T * scale + bias, mask) V, softmax(...)); backward in the module docstring.
 
     bias (added to the scores) and keep (dropout's multiplier of the weights) may be None.
+    Equals nn/sdpa.py's attention_composed(q, k, v, mask, scale, bias, keep).
     """
 
     @staticmethod
