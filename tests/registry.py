@@ -172,18 +172,25 @@ case(rs.LSTMStep, "frozen row", lambda gi, h, c, w, b: rs.LSTMStep.apply(gi, h, 
 from tinyattn.nn import sdpa  # noqa: E402
 from tinyattn.nn.fused.sdpa import ScaledDotProductAttention  # noqa: E402
 
+
+def _fused_sdpa(*args, **kwargs):
+    """F.scaled_dot_product_attention's argument handling into the fused node, whatever TINYATTN_FUSED says."""
+    with ta.fused(True):
+        return sdpa.scaled_dot_product_attention(*args, **kwargs)
+
+
 _PAD = np.array([[True, True, False, True], [False, False, False, False]])  # batch 1 attends to nothing
 case(ScaledDotProductAttention, "3-D with padding mask and an empty row",
-     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=_PAD[:, None]), inputs(normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6)))
+     lambda q, k, v: _fused_sdpa(q, k, v, mask=_PAD[:, None]), inputs(normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6)))
 case(ScaledDotProductAttention, "4-D heads, causal, non-contiguous",
-     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=np.tril(np.ones((4, 4), bool)), scale=0.7),
+     lambda q, k, v: _fused_sdpa(q, k, v, mask=np.tril(np.ones((4, 4), bool)), scale=0.7),
      inputs(transposed(2, 3, 4, 5), normal(2, 3, 4, 5), strided(2, 3, 4, 2)))
 # bias: a learned additive bias (PyTorch's float attn_mask), broadcast over the batch, with -inf
 # hiding one key; keep: a fixed dropout multiplier (0 or 1/(1-p)) of the weights.
 _KEEP_HALF = np.random.default_rng(0).choice([0.0, 2.0], (2, 3, 4))
 _HIDE = np.where(np.eye(3, 4, k=1, dtype=bool), -np.inf, 0.0)
 case(ScaledDotProductAttention, "additive bias (trained) and -inf bias",
-     lambda q, k, v, b: sdpa.scaled_dot_product_attention(q, k, v, bias=b + _HIDE),
+     lambda q, k, v, b: _fused_sdpa(q, k, v, bias=b + _HIDE),
      inputs(normal(2, 2, 3, 5), normal(2, 2, 4, 5), normal(2, 2, 4, 3), normal(2, 1, 3, 4)))
 case(ScaledDotProductAttention, "dropout multiplier, mask",
      lambda q, k, v: ScaledDotProductAttention.apply(q, k, v, _PAD[:, None], 0.5, None, _KEEP_HALF),
