@@ -216,6 +216,26 @@ def test_retain_grad_on_multihead_attentions_own_scores_and_weights(rng):
     assert mha.last_tensors is None and mha.last_weights is not None
 
 
+def test_keep_attention_weights_gives_every_transformer_layer_its_scores_and_weights(rng):
+    ta.manual_seed(0)
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0), 2).double()
+    attn = nn.keep_attention_weights(encoder)  # the layers call it with need_weights=False
+    x = ta.tensor(rng.standard_normal((2, 3, 4)))
+    with ta.fused(False):
+        out = encoder(x)
+    for module in attn.values():
+        module.last_tensors.scores.retain_grad()
+    (out * ta.tensor(rng.standard_normal(out.shape))).sum().backward()
+    assert len(attn) == 2
+    for module in attn.values():
+        scores, weights = module.last_tensors
+        assert scores.shape == weights.shape == (2, 2, 3, 3)
+        np.testing.assert_array_equal(weights.data, module.last_weights)
+        assert np.abs(scores.grad).max() > 1e-6
+    nn.keep_attention_weights(encoder, on=False)
+    assert all(module.last_tensors is None for module in attn.values())
+
+
 # --- the switch itself ------------------------------------------------------------------------------
 def test_the_switch_restores_nests_and_survives_an_error():
     start = ta.is_fused()  # True unless the suite runs with TINYATTN_FUSED=0
