@@ -8,7 +8,8 @@ import tinyattn as ta
 import tinyattn.nn as nn
 from tinyattn.data import TOKEN_IDS, ToyTranslation
 from tinyattn.models import Seq2Seq
-from tinyattn.nn.additive_attention import AdditiveAttention, additive_attention_composed
+from tinyattn.nn.additive_attention import additive_attention_composed
+from tinyattn.nn.fused.additive_attention import AdditiveAttention
 from tinyattn.ops import additive_attention as aa, arrays as A, reference as R, reference_blocks as RB, use_backend
 from tinyattn.ops.kernels import adam, matmul, sigmoid, scatter_rows
 from tinyattn.ops.kernels import additive_attention as aak
@@ -92,8 +93,8 @@ def test_attention_layer_fused_or_not_and_with_precomputed_keys_agree(rng):
     mask = nn.padding_mask(np.array([7, 2]), 7)
     fused = attention(query, keys, keys, mask=mask)
     precomputed = attention(query, attention.precompute_keys(keys), keys, mask=mask)
-    attention.fused = False
-    composed = attention(query, keys, keys, mask=mask)
+    with ta.fused(False):
+        composed = attention(query, keys, keys, mask=mask)
     for a, b, c in zip(fused, precomputed, composed):
         np.testing.assert_allclose(a.data, c.data, atol=1e-12)
         np.testing.assert_array_equal(a.data, b.data)

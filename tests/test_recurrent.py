@@ -13,24 +13,18 @@ def _t(rng, *shape):
     return ta.tensor(rng.standard_normal(shape), requires_grad=True)
 
 
-def _set_fused(module, fused):
-    module.fused = fused
-    for cell in getattr(module, "cells", []):
-        cell.fused = fused
-
-
 @pytest.mark.parametrize("fused", [True, False], ids=["fused", "reference"])
 @pytest.mark.parametrize("cls", CELLS, ids=lambda c: c.__name__)
 def test_cells_gradcheck_inputs_state_and_parameters(cls, fused, rng):
     cell = cls(3, 4).double()
-    cell.fused = fused
     x, h, c = _t(rng, 2, 3), _t(rng, 2, 4), _t(rng, 2, 4)
     params = tuple(cell.parameters())
-    if cls is nn.LSTMCell:
-        fn = lambda x, h, c, *p: cell(x, (h, c))  # noqa: E731
-        assert ta.gradcheck(fn, (x, h, c, *params))
-    else:
-        assert ta.gradcheck(lambda x, h, *p: cell(x, h), (x, h, *params))
+    with ta.fused(fused):
+        if cls is nn.LSTMCell:
+            fn = lambda x, h, c, *p: cell(x, (h, c))  # noqa: E731
+            assert ta.gradcheck(fn, (x, h, c, *params))
+        else:
+            assert ta.gradcheck(lambda x, h, *p: cell(x, h), (x, h, *params))
 
 
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
@@ -55,10 +49,10 @@ def test_fused_and_reference_agree_to_1e_10(cls, rng):
     lengths = np.array([6, 1, 3])
     results = []
     for fused in (True, False):
-        _set_fused(layer, fused)
         layer.zero_grad()
         xt = ta.tensor(x, requires_grad=True)
-        out, state = layer(xt, lengths=lengths)
+        with ta.fused(fused):
+            out, state = layer(xt, lengths=lengths)
         h_n = state[0] if isinstance(state, tuple) else state
         (out * ta.tensor(np.sin(np.arange(out.numel()).reshape(out.shape)))).sum().backward(retain_graph=False)
         results.append([out.data, h_n.data, xt.grad] + [p.grad for p in layer.parameters()])

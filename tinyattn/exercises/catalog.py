@@ -12,7 +12,7 @@ import numpy as np
 
 from ..nn import functional as F
 from ..nn.linear import EmbeddingFunction, LayerNormFunction
-from ..nn.recurrent_steps import GRUStep, LSTMStep, RNNStep
+from ..nn.fused.recurrent_steps import GRUStep, LSTMStep, RNNStep
 from ..nn.transformer import TransformerEncoderLayer
 
 
@@ -111,15 +111,15 @@ PATH = [
     Exercise("rnn_step", "one step of a tanh RNN",
              {"x": (3, 4), "h": (3, 5), "w_ih": (5, 4), "w_hh": (5, 5), "b_ih": (5,), "b_hh": (5,)},
              lambda x, h, w_ih, w_hh, b_ih, b_hh: RNNStep.apply(x @ w_ih.T + b_ih, h, w_hh, b_hh, "tanh", None),
-             "class RNNStep in tinyattn/nn/recurrent_steps.py"),
+             "class RNNStep in tinyattn/nn/fused/recurrent_steps.py"),
     Exercise("gru_step", "one GRU step, PyTorch's equations",
              {"x": (3, 4), "h": (3, 3), "w_ih": (9, 4), "w_hh": (9, 3), "b_ih": (9,), "b_hh": (9,)},
              lambda x, h, w_ih, w_hh, b_ih, b_hh: GRUStep.apply(x @ w_ih.T + b_ih, h, w_hh, b_hh, None),
-             "class GRUStep in tinyattn/nn/recurrent_steps.py"),
+             "class GRUStep in tinyattn/nn/fused/recurrent_steps.py"),
     Exercise("lstm_step", "one LSTM step, PyTorch's equations (two outputs: h' and c')",
              {"x": (3, 4), "h": (3, 3), "c": (3, 3), "w_ih": (12, 4), "w_hh": (12, 3), "b_ih": (12,), "b_hh": (12,)},
              lambda x, h, c, w_ih, w_hh, b_ih, b_hh: LSTMStep.apply(x @ w_ih.T + b_ih, h, c, w_hh, b_hh, None),
-             "class LSTMStep in tinyattn/nn/recurrent_steps.py"),
+             "class LSTMStep in tinyattn/nn/fused/recurrent_steps.py"),
     Exercise("encoder_layer", "the whole block: one Transformer encoder layer, from the pieces above",
              {"x": (B, T, E), "in_proj_weight": (3 * E, E), "in_proj_bias": (3 * E,), "out_proj_weight": (E, E),
               "out_proj_bias": (E,), "linear1_weight": (6, E), "linear1_bias": (6,), "linear2_weight": (E, 6),

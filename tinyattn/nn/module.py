@@ -39,6 +39,9 @@ class Module:
             raise AttributeError(
                 f"{type(self).__name__}: call super().__init__() before assigning {name!r}"
             )
+        if name == "fused":  # the per-module switch of earlier versions: setting it would now do nothing
+            raise AttributeError(f"{type(self).__name__}: no per-module fused switch; fused nodes are turned on and "
+                                 "off for every layer at once: `with ta.fused(False): ...` (or TINYATTN_FUSED=0)")
         for registry in (self._parameters, self._modules):
             registry.pop(name, None)
         if name in self._buffers:

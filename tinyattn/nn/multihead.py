@@ -7,9 +7,11 @@ For H heads of size d = E / H, with W_q, W_k, W_v the rows of the packed in_proj
     out = concat(head_1, ..., head_H) W_o^T + b_o         W_o = out_proj.weight
 
 Parameter names, shapes, initialisation and mask polarity are PyTorch's nn.MultiheadAttention,
-so a state_dict crosses both ways; the attention itself is one fused node (sdpa.py).
+so a state_dict crosses both ways. The attention itself is sdpa.py's: one fused node, or under
+`ta.fused(False)` the composed graph, whose scores and softmax a learner can hold (last_tensors).
 """
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -19,7 +21,13 @@ from ..autograd.tensor import Tensor
 from .linear import Linear, LinearFunction
 from .masks import causal_mask, warn_if_a_query_sees_nothing
 from .module import Module, Parameter
-from .sdpa import scaled_dot_product_attention
+from .sdpa import attend
+
+
+class AttentionTensors(NamedTuple):
+    """The last call's scores and weights as graph Tensors, (B, H, Tq, Tk) each (see MultiheadAttention)."""
+    scores: Tensor
+    weights: Tensor
 
 
 def xavier_uniform(fan_out, fan_in):
@@ -37,7 +45,11 @@ class MultiheadAttention(Module):
     returns PyTorch's (time, batch, features) layout; the weights are batch first either way.
 
     keep_weights = True stores each call's (B, H, Tq, Tk) weights, a detached numpy array, in
-    last_weights (also when need_weights=False, as the Transformer layers call it).
+    last_weights (also when need_weights=False, as the Transformer layers call it). Under
+    `ta.fused(False)` it also keeps last_tensors = (scores, weights): the graph's own Tensors,
+    (B, H, Tq, Tk) each, the scores Q_h K_h^T / sqrt(d) (+ a float mask) and their softmax (after
+    dropout, when training with it). Call .retain_grad() on them before backward to read
+    dL/dscores and dL/dweights; with the fused node (the default) last_tensors is None.
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, batch_first=True):
@@ -62,7 +74,7 @@ class MultiheadAttention(Module):
         self.out_proj = Linear(embed_dim, embed_dim, bias)
         if bias:
             self.out_proj.bias.data[:] = 0
-        self.keep_weights, self.last_weights = False, None
+        self.keep_weights, self.last_weights, self.last_tensors = False, None, None
 
     def projections(self):
         """(W_q, b_q), (W_k, b_k), (W_v, b_v): slices of the packed parameters (gradients flow back)."""
@@ -84,7 +96,7 @@ class MultiheadAttention(Module):
         K = LinearFunction.apply(key, W_k, b_k)
         V = LinearFunction.apply(value, W_v, b_v)
         allowed, bias = self._masks(key_padding_mask, attn_mask, is_causal, B, Tq, Tk)
-        heads, weights = scaled_dot_product_attention(
+        heads, weights, scores = attend(
             self._split_heads(Q), self._split_heads(K), self._split_heads(V), mask=allowed, bias=bias,
             dropout_p=self.dropout if self.training else 0.0)
         out = self.out_proj(heads.transpose(1, 2).reshape(B, Tq, self.embed_dim))  # join the heads
@@ -92,6 +104,7 @@ class MultiheadAttention(Module):
             out = out.transpose(0, 1)
         if self.keep_weights:
             self.last_weights = weights.data.copy()
+            self.last_tensors = None if scores is None else AttentionTensors(scores, weights)
         if not need_weights:
             return out, None
         return out, weights.mean(axis=1) if average_attn_weights else weights
@@ -113,7 +126,7 @@ class MultiheadAttention(Module):
         return query.shape[0], query.shape[1], key.shape[1]
 
     def _masks(self, key_padding_mask, attn_mask, is_causal, B, Tq, Tk):
-        """PyTorch's masks -> (allowed, bias) for the fused attention, both broadcasting to (B, H, Tq, Tk).
+        """PyTorch's masks -> (allowed, bias) for the attention, both broadcasting to (B, H, Tq, Tk).
 
         A bool mask of PyTorch's is True where attention may NOT go, so it enters `allowed`
         (True = may attend, tinyattn's polarity) negated; a float mask is added to the scores.
@@ -172,7 +185,8 @@ def _as_mask(mask):
 def keep_attention_weights(model, on=True):
     """Make every MultiheadAttention inside `model` keep its last (B, H, Tq, Tk) weights (or stop).
 
-    Returns {dotted name: module}; after a forward, module.last_weights holds the picture:
+    Returns {dotted name: module}; after a forward, module.last_weights holds the picture
+    (and under ta.fused(False), module.last_tensors the scores and weights as graph Tensors):
         attn = nn.keep_attention_weights(model); model(x)
         ta.viz.attention_heatmap(attn["layers.0.self_attn"].last_weights[0], ...)
     """
@@ -182,5 +196,5 @@ def keep_attention_weights(model, on=True):
     for module in found.values():
         module.keep_weights = on
         if not on:
-            module.last_weights = None
+            module.last_weights = module.last_tensors = None
     return found

@@ -9,7 +9,9 @@ step t the running ones are the first n_t rows, and computes only those: what Py
 packed sequences do. With the translation model's batches, whose sentences average about half
 of the longest, that is about half the work (benchmarks/RESULTS.md, "A sequence in one node").
 
-The answer is the step-by-step one (tests/test_sequence_nodes.py, 1e-10 in float64): outputs
+The answer is the step-by-step one, the composed graph nn/recurrent.py builds under
+`ta.fused(False)` (_Layer._steps: one _GRURule step and one where() per step; equal to
+1e-10 in float64, tests/test_sequence_nodes.py and tests/test_fused_switch.py): outputs
 (B, T, H) with zeros where a sentence has no word, and the last state of each sentence.
 
 Backward runs the steps in the other order. The gradient reaching the state of a running row
@@ -19,16 +21,17 @@ a step passes its gradient through unchanged, as its state does.
 """
 import numpy as np
 
-from ..autograd.function import Function
-from ..ops.arrays import matmul
-from ..ops.arrays import gru_gates, gru_gates_backward
-from ..ops.arrays import sum_over
+from ...autograd.function import Function
+from ...ops.arrays import matmul
+from ...ops.arrays import gru_gates, gru_gates_backward
+from ...ops.arrays import sum_over
 from .running_rows import RunningRows
 
 
 class GRUSequence(Function):
     """forward(gi (B, T, 3H) = x W_ih^T + b_ih, h0 (B, H), weight_hh (3H, H), bias_hh (3H,) or None,
-    lengths (B,) ints or None, reverse) -> (outputs (B, T, H), last state (B, H))."""
+    lengths (B,) ints or None, reverse) -> (outputs (B, T, H), last state (B, H)).
+    Equals nn.GRU's step loop (nn/recurrent.py, _Layer._steps, with the outputs zeroed past each length)."""
 
     @staticmethod
     def forward(ctx, gi, h0, weight_hh, bias_hh, lengths, reverse):

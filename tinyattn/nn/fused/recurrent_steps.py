@@ -1,5 +1,9 @@
 """Fused recurrent steps: one graph node per time step, forward and backward written by hand.
 
+Each equals the `equations` of its step rule in nn/recurrent.py (_RNNRule, _GRURule,
+_LSTMRule: the same step as autograd ops), which nn.RNNCell/GRUCell/LSTMCell and the layers run
+instead under `ta.fused(False)`.
+
 Each step takes the input projection gi = x W_ih^T + b_ih already computed (a sequence layer
 computes it for all time steps in one product) and the previous state, and returns the next
 state. PyTorch's equations, gates stacked in PyTorch's order:
@@ -12,16 +16,16 @@ state. PyTorch's equations, gates stacked in PyTorch's order:
 
 `keep` (bool (B, 1) or None) freezes the state of finished sequences: where keep is False
 the step returns the old state unchanged, so padding never reaches a state.
-Matrix products go through tinyattn.ops.matmul (BLAS); the GRU and LSTM gate arithmetic is in
+Matrix products go through tinyattn.ops.arrays.matmul (BLAS); the GRU and LSTM gate arithmetic is in
 tinyattn/ops/recurrent_gates.py (a numpy reference and a Numba kernel, each way).
 """
 import numpy as np
 
-from ..autograd.function import Function
-from ..ops.arrays import matmul
-from ..ops.arrays import sum_over
-from ..ops.arrays import gru_gates, gru_gates_backward, lstm_gates, lstm_gates_backward
-from ..ops.reference_blocks import freeze
+from ...autograd.function import Function
+from ...ops.arrays import matmul
+from ...ops.arrays import sum_over
+from ...ops.arrays import gru_gates, gru_gates_backward, lstm_gates, lstm_gates_backward
+from ...ops.reference_blocks import freeze
 
 
 def _hidden_projection(h, w_hh, b_hh):
@@ -36,7 +40,8 @@ def _through_hidden_projection(d_gates, h, w_hh, has_bias):
 
 class RNNStep(Function):
     """h' = act(gi + h W_hh^T + b_hh);  with a = pre-activation, da = g * act'(a):
-    dL/dgi = da,  dL/dh = da W_hh,  dL/dW_hh = da^T h,  dL/db_hh = sum of da."""
+    dL/dgi = da,  dL/dh = da W_hh,  dL/dW_hh = da^T h,  dL/db_hh = sum of da.
+    Equals _RNNRule.equations (nn/recurrent.py), then where(keep, h', h)."""
 
     @staticmethod
     def forward(ctx, gi, h, w_hh, b_hh, nonlinearity, keep):
@@ -61,7 +66,8 @@ class RNNStep(Function):
 class GRUStep(Function):
     """GRU step (equations at the top). With g = dL/dh' (gate rules in ops/recurrent_gates.py):
     dz = g (h - n) z(1-z),  dn_pre = g (1-z)(1-n^2),  dr = dn_pre gh_n r(1-r),
-    dL/dgi = [dr, dz, dn_pre],  dL/dgh = [dr, dz, dn_pre * r],  dL/dh = g z + dgh W_hh."""
+    dL/dgi = [dr, dz, dn_pre],  dL/dgh = [dr, dz, dn_pre * r],  dL/dh = g z + dgh W_hh.
+    Equals _GRURule.equations (nn/recurrent.py), then where(keep, h', h)."""
 
     @staticmethod
     def forward(ctx, gi, h, w_hh, b_hh, keep):
@@ -84,7 +90,8 @@ class LSTMStep(Function):
     """LSTM step (equations at the top); two outputs h', c'. With gh = dL/dh', gc = dL/dc':
     dc = gc + gh * o * (1 - tanh(c')^2)        (c' reaches the loss directly and through h')
     d_i = dc * g * i(1-i),  d_f = dc * c * f(1-f),  d_g = dc * i * (1-g^2),  d_o = gh * tanh(c') * o(1-o)
-    dL/dgi = d_gates = [d_i, d_f, d_g, d_o],  dL/dc = dc * f,  dL/dh = d_gates W_hh."""
+    dL/dgi = d_gates = [d_i, d_f, d_g, d_o],  dL/dc = dc * f,  dL/dh = d_gates W_hh.
+    Equals _LSTMRule.equations (nn/recurrent.py), then where(keep, ., .) on h' and c'."""
 
     @staticmethod
     def forward(ctx, gi, h, c, w_hh, b_hh, keep):

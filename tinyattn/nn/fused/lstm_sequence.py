@@ -3,8 +3,9 @@
 The same idea as gru_sequence.py (read that one first): the sentences sorted longest first, and
 step t computes only the n_t still running; a finished sentence keeps its (h, c), and reading
 backwards a sentence's state stays at (h0, c0) until its last word. Outputs are zero where a
-sentence has no word. Equal to the step-by-step graph (LSTMStep nodes) to 1e-10 in float64
-(tests/test_sequence_nodes.py covers both kinds).
+sentence has no word. Equal to the step-by-step graph nn/recurrent.py builds under
+`ta.fused(False)` (_Layer._steps with _LSTMRule's equations) to 1e-10 in float64
+(tests/test_sequence_nodes.py and tests/test_fused_switch.py).
 
 Backward runs the steps in the other order, carrying dL/dh and dL/dc of every row: a running
 row's pass through the gate rules (ops/recurrent_gates.py, as LSTMStep) gives d gates, the
@@ -12,16 +13,17 @@ gradient of c before the step, and dL/dh before the step = d_gates W_hh.
 """
 import numpy as np
 
-from ..autograd.function import Function
-from ..ops.arrays import matmul
-from ..ops.arrays import lstm_gates, lstm_gates_backward
-from ..ops.arrays import sum_over
+from ...autograd.function import Function
+from ...ops.arrays import matmul
+from ...ops.arrays import lstm_gates, lstm_gates_backward
+from ...ops.arrays import sum_over
 from .running_rows import RunningRows
 
 
 class LSTMSequence(Function):
     """forward(gi (B, T, 4H) = x W_ih^T + b_ih, h0 (B, H), c0 (B, H), weight_hh (4H, H),
-    bias_hh (4H,) or None, lengths (B,) ints or None, reverse) -> (outputs (B, T, H), h_last, c_last)."""
+    bias_hh (4H,) or None, lengths (B,) ints or None, reverse) -> (outputs (B, T, H), h_last, c_last).
+    Equals nn.LSTM's step loop (nn/recurrent.py, _Layer._steps, with the outputs zeroed past each length)."""
 
     @staticmethod
     def forward(ctx, gi, h0, c0, weight_hh, bias_hh, lengths, reverse):

@@ -8,13 +8,14 @@ decoder state (Bahdanau et al. 2015, section 3.1 and appendix A):
     s         = GRU([embedded_t; context_t], s)
 
 and the node returns every state and every context. The readable version is the same loop of
-graph nodes (models/seq2seq.py, Decoder.teacher_forced_logits with fused=False), which this
-one equals to 1e-10 in float64 (tests/test_attentive_decoder.py). What makes it fast
+graph nodes (models/seq2seq.py, Decoder.teacher_forced_logits under `ta.fused(False)`: per step
+nn/additive_attention.py's composed attention and the GRU cell's equations), which this one
+equals to 1e-10 in float64 (tests/test_attentive_decoder.py, tests/test_fused_switch.py). What makes it fast
 (benchmarks/RESULTS.md, "A decoder in one node"):
 
   * it skips work: given how many steps each sentence needs (the loss ignores the padding
     after its last word), the rows are sorted longest first and step t computes only the
-    n_t sentences still running, as nn.GRU does (gru_sequence.py);
+    n_t sentences still running, as nn.GRU's node does (gru_sequence.py);
   * one node instead of ~8 per step: no per-step bookkeeping, no graph walk through them;
   * the two products that read the state, W s and W_hh s, are one product with [W; W_hh];
   * the input projection of the words runs once for all steps; only the context's part runs
@@ -33,11 +34,11 @@ after step t (from the output layer and from step t + 1):
 """
 import numpy as np
 
-from ..autograd.function import Function
-from ..ops.additive_attention import additive_attention, additive_attention_backward
-from ..ops.arrays import matmul
-from ..ops.arrays import gru_gates, gru_gates_backward
-from ..ops.arrays import sum_over
+from ...autograd.function import Function
+from ...ops.additive_attention import additive_attention, additive_attention_backward
+from ...ops.arrays import matmul
+from ...ops.arrays import gru_gates, gru_gates_backward
+from ...ops.arrays import sum_over
 from .running_rows import RunningRows
 
 
@@ -49,7 +50,8 @@ class AttentiveGRUDecoder(Function):
 
     lengths: how many steps each sentence needs (None: all T). The steps after are not computed
     (their states and contexts are zeros): the rows are sorted longest first and step t works on
-    the first n_t only, as nn.GRU does (gru_sequence.py)."""
+    the first n_t only, as nn.GRU does (gru_sequence.py). Equals the step loop of
+    Decoder.teacher_forced_logits (models/seq2seq.py) on the steps each sentence needs."""
 
     @staticmethod
     def forward(ctx, embedded, state, projected_keys, values, W, v, weight_ih, weight_hh, bias_ih, bias_hh, mask,
