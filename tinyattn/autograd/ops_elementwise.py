@@ -5,8 +5,7 @@ gradient is dL/d(input). Binary ops broadcast, so their gradients pass through `
 """
 import numpy as np
 
-from ..ops.arrays import multiply
-from ..ops.arrays import sigmoid
+from ..ops.arrays import multiply, sigmoid
 from .broadcast import unbroadcast
 from .function import Function
 from .errors import ShapeError

@@ -6,9 +6,7 @@ import numpy as np
 from ..autograd.creation import generator
 from ..autograd.errors import ShapeError, require_float
 from ..autograd.function import Function
-from ..ops.arrays import matmul
-from ..ops.arrays import scatter_rows
-from ..ops.arrays import sum_over
+from ..ops.arrays import matmul, scatter_rows, sum_over
 from .module import Module, Parameter
 
 

@@ -36,9 +36,7 @@ import numpy as np
 
 from ...autograd.function import Function
 from ...ops.additive_attention import additive_attention, additive_attention_backward
-from ...ops.arrays import matmul
-from ...ops.arrays import gru_gates, gru_gates_backward
-from ...ops.arrays import sum_over
+from ...ops.arrays import gru_gates, gru_gates_backward, matmul, sum_over
 from .running_rows import RunningRows
 
 

@@ -22,9 +22,7 @@ a step passes its gradient through unchanged, as its state does.
 import numpy as np
 
 from ...autograd.function import Function
-from ...ops.arrays import matmul
-from ...ops.arrays import gru_gates, gru_gates_backward
-from ...ops.arrays import sum_over
+from ...ops.arrays import gru_gates, gru_gates_backward, matmul, sum_over
 from .running_rows import RunningRows
 
 

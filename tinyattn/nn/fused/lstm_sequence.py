@@ -14,9 +14,7 @@ gradient of c before the step, and dL/dh before the step = d_gates W_hh.
 import numpy as np
 
 from ...autograd.function import Function
-from ...ops.arrays import matmul
-from ...ops.arrays import lstm_gates, lstm_gates_backward
-from ...ops.arrays import sum_over
+from ...ops.arrays import lstm_gates, lstm_gates_backward, matmul, sum_over
 from .running_rows import RunningRows
 
 

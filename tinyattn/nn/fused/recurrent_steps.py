@@ -22,9 +22,7 @@ tinyattn/ops/recurrent_gates.py (a numpy reference and a Numba kernel, each way)
 import numpy as np
 
 from ...autograd.function import Function
-from ...ops.arrays import matmul
-from ...ops.arrays import sum_over
-from ...ops.arrays import gru_gates, gru_gates_backward, lstm_gates, lstm_gates_backward
+from ...ops.arrays import gru_gates, gru_gates_backward, lstm_gates, lstm_gates_backward, matmul, sum_over
 from ...ops.reference_blocks import freeze
 
 

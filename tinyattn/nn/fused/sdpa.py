@@ -18,8 +18,7 @@ weights output, so the chain rule through it is dL/dW = keep * dL/dW'.
 """
 from ...autograd.broadcast import unbroadcast
 from ...autograd.function import Function
-from ...ops.arrays import matmul
-from ...ops.arrays import softmax, softmax_backward
+from ...ops.arrays import matmul, softmax, softmax_backward
 
 
 class ScaledDotProductAttention(Function):
