@@ -49,10 +49,12 @@ def _leaf(array, requires_grad):
 
 
 def zeros(*shape, dtype=np.float32, requires_grad=False):
+    """A tensor of zeros of `shape` (sizes, or one tuple), float32 unless dtype says otherwise."""
     return _leaf(np.zeros(_shape(shape, "zeros"), dtype), requires_grad)
 
 
 def ones(*shape, dtype=np.float32, requires_grad=False):
+    """A tensor of ones of `shape` (sizes, or one tuple), float32 unless dtype says otherwise."""
     return _leaf(np.ones(_shape(shape, "ones"), dtype), requires_grad)
 
 

@@ -100,6 +100,7 @@ class Context:
         return tuple(self.args[position] for position in self.input_positions)
 
     def save_for_backward(self, *arrays):
+        """Keep arrays (or anything) for backward, read back as ctx.saved_tensors."""
         self._saved = arrays
 
     @property

@@ -156,7 +156,9 @@ class Tensor(TensorConveniences):
     def __abs__(self):
         return _ew.Abs.apply(self)
 
-    abs = __abs__
+    def abs(self):
+        """|x| element-wise, same shape and dtype; dL/dx = g * sign(x)."""
+        return _ew.Abs.apply(self)
 
     def __matmul__(self, other):
         return _nn.MatMul.apply(*_pair(self, other))
@@ -190,29 +192,37 @@ class Tensor(TensorConveniences):
 
     # --- methods ------------------------------------------------------------------------
     def exp(self):
+        """e^x element-wise, same shape; dL/dx = g * e^x. Integer input becomes float32."""
         return _ew.Exp.apply(_floating(self))
 
     def log(self):
+        """Natural log element-wise, same shape; dL/dx = g / x. Integer input becomes float32."""
         return _ew.Log.apply(_floating(self))
 
     def sqrt(self):
+        """Square root element-wise, same shape; dL/dx = g / (2 sqrt(x)). Integer input becomes float32."""
         return _ew.Sqrt.apply(_floating(self))
 
     def tanh(self):
+        """tanh element-wise, same shape; dL/dx = g * (1 - tanh(x)^2). Integer input becomes float32."""
         return _ew.Tanh.apply(_floating(self))
 
     def sigmoid(self):
+        """1 / (1 + e^-x) element-wise, same shape; dL/dx = g * y (1 - y). Integer input becomes float32."""
         return _ew.Sigmoid.apply(_floating(self))
 
     def relu(self):
+        """max(x, 0) element-wise, same shape and dtype (NaN stays NaN); dL/dx = g where x > 0."""
         return _ew.Relu.apply(self)
 
     # Reductions take numpy's axis= / keepdims= or PyTorch's dim= / keepdim=.
     def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Sum over `axis` (an int, a tuple, or None for all) -> the shape without those axes (kept as 1 with keepdims)."""
         axis, keepdims = _pytorch_names("sum", axis, dim, keepdims, keepdim)
         return _reduce.Sum.apply(self, None if axis is None else _axes(axis, self.ndim, "sum"), keepdims)
 
     def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Mean over `axis` (an int, a tuple, or None for all) of a float tensor, shaped as sum's result."""
         axis, keepdims = _pytorch_names("mean", axis, dim, keepdims, keepdim)
         require_float("mean", x=self.data)  # as PyTorch: the mean of integers has no dtype to be in
         return _reduce.Mean.apply(self, None if axis is None else _axes(axis, self.ndim, "mean"), keepdims)
@@ -223,6 +233,7 @@ class Tensor(TensorConveniences):
         return _reduce.Max.apply(self, _axes(axis, self.ndim, "max"), keepdims)
 
     def reshape(self, *shape):
+        """The same elements in `shape` (one -1 allowed), copied only when the layout needs it."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return _shape.Reshape.apply(self, shape)
@@ -244,6 +255,7 @@ class Tensor(TensorConveniences):
         return _shape.Permute.apply(self, tuple(order))
 
     def permute(self, *order):
+        """Axes reordered: out.shape[i] = self.shape[order[i]] (PyTorch's permute, numpy's transpose)."""
         if len(order) == 1 and isinstance(order[0], (tuple, list)):
             order = tuple(order[0])
         return _shape.Permute.apply(self, _axes(order, self.ndim, "permute"))
@@ -253,10 +265,12 @@ class Tensor(TensorConveniences):
         return _shape.Permute.apply(self, tuple(reversed(range(self.ndim))))
 
     def softmax(self, axis=-1, mask=None, *, dim=None):
+        """exp(x) / sum(exp(x)) along `axis`, same shape; mask (bool, broadcasting to x) True = may attend."""
         axis, _ = _pytorch_names("softmax", axis, dim, False, None, default_axis=-1)
         return _nn.Softmax.apply(self, _one_axis(axis, self.ndim, "softmax"), _raw(mask))
 
     def log_softmax(self, axis=-1, *, dim=None):
+        """x - log(sum(exp(x))) along `axis`, same shape (stable for large x)."""
         axis, _ = _pytorch_names("log_softmax", axis, dim, False, None, default_axis=-1)
         return _nn.LogSoftmax.apply(self, _one_axis(axis, self.ndim, "log_softmax"))
 

@@ -16,10 +16,12 @@ def softmax(x, axis=-1, mask=None, dim=None):
 
 
 def log_softmax(x, axis=-1, dim=None):
+    """x - log(sum(exp(x))) along `axis` (or PyTorch's `dim`), same shape."""
     return x.log_softmax(axis if dim is None else dim)
 
 
 def relu(x):
+    """max(x, 0) element-wise, same shape."""
     return x.relu()
 
 

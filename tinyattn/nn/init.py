@@ -41,10 +41,12 @@ def constant_(tensor, val):
 
 
 def zeros_(tensor):
+    """Fill with 0."""
     return _fill(tensor, 0)
 
 
 def ones_(tensor):
+    """Fill with 1."""
     return _fill(tensor, 1)
 
 

@@ -87,14 +87,17 @@ class Module:
 
     # --- walking the tree ------------------------------------------------------------
     def named_modules(self, prefix=""):
+        """(dotted name, module) for this module and every module inside it, this one first (name "")."""
         yield prefix, self
         for name, module in self._modules.items():
             yield from module.named_modules(f"{prefix}.{name}" if prefix else name)
 
     def children(self):
+        """The modules registered directly on this one, in the order they were set."""
         return iter(self._modules.values())
 
     def modules(self):
+        """This module and every module inside it."""
         return (module for _, module in self.named_modules())
 
     def named_parameters(self, prefix=""):
@@ -107,18 +110,22 @@ class Module:
                     yield (f"{module_name}.{name}" if module_name else name), param
 
     def parameters(self):
+        """Every Parameter of this module and the modules inside it, each once (a list)."""
         return [param for _, param in self.named_parameters()]
 
     def zero_grad(self):
+        """Set every parameter's .grad to None."""
         for param in self.parameters():
             param.grad = None
 
     def train(self, mode=True):
+        """Training mode (dropout active) for this module and all inside it; returns self."""
         for module in self.modules():
             object.__setattr__(module, "training", mode)
         return self
 
     def eval(self):
+        """Evaluation mode (dropout off), the same as train(False); returns self."""
         return self.train(False)
 
     def _to_dtype(self, dtype):
@@ -231,6 +238,7 @@ class ModuleList(Module):
             self.append(module)
 
     def append(self, module):
+        """Register `module` under the next index; returns self."""
         setattr(self, str(len(self)), module)
         return self
 

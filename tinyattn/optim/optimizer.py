@@ -36,10 +36,12 @@ class Optimizer:
         self.hyper["lr"] = value
 
     def zero_grad(self):
+        """Set every parameter's .grad to None (the next backward starts afresh)."""
         for p in self.params:
             p.grad = None
 
     def step(self):
+        """Update every parameter that has a .grad (all gradients are checked first: a failed step moves none)."""
         # every gradient checked before any parameter moves: a failed step changes nothing
         for i, p in enumerate(self.params):
             g = p.grad
