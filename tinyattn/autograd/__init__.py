@@ -1,5 +1,6 @@
 """The engine: Tensor, Function, the backward walk, no_grad, gradcheck, hooks and trace."""
-from .tensor import Tensor, matmul, tensor  # first: the op modules need Tensor defined
+from .tensor import Tensor, tensor  # first: the op modules need Tensor defined
+from .tensor_conveniences import matmul
 from .creation import (arange, full, get_rng_state, manual_seed, ones, ones_like, rand, randint, randn,
                        set_rng_state, zeros, zeros_like)
 from .engine import backward

@@ -18,9 +18,7 @@ from .axes import axes as _axes, one_axis as _one_axis, pytorch_names as _pytorc
 
 
 class Tensor(TensorConveniences):
-    """A numpy array (.data) that records the op that made it, so backward() can differentiate it;
-    conversions and PyTorch's spellings of them are in tensor_conveniences.py."""
-
+    """An array that remembers the op that made it (module docstring); conversions: tensor_conveniences.py."""
     __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "_hooks", "__weakref__")
 
     # Make numpy defer to Tensor's reflected operators (ndarray * tensor -> Tensor.__rmul__).
@@ -298,11 +296,6 @@ def wrap(array):
 def tensor(data, requires_grad=False, dtype=None):
     """A new leaf tensor holding a copy of `data` (see the dtype rules at the top)."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
-
-
-def matmul(a, b):
-    """a @ b, PyTorch's torch.matmul: (..., n, k) @ (..., k, m) -> (..., n, m), batch axes broadcast."""
-    return a @ b if isinstance(a, Tensor) else Tensor.__rmatmul__(b, a)
 
 
 def _floating(x):

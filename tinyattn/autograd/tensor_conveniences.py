@@ -124,4 +124,9 @@ class TensorConveniences:
         return _tensor._ew.Cast.apply(self, self.data.dtype)  # astype copies; Cast's backward is the identity
 
 
+def matmul(a, b):
+    """a @ b, PyTorch's torch.matmul: (..., n, k) @ (..., k, m) -> (..., n, m), batch axes broadcast."""
+    return a @ b if isinstance(a, _tensor.Tensor) else _tensor.Tensor.__rmatmul__(b, a)
+
+
 from . import tensor as _tensor  # noqa: E402  (tensor.py imports this module before it defines Tensor)

@@ -1,8 +1,8 @@
 """The array functions the engine's op rules call, in plain numpy: the version to read.
 
 Each takes and returns numpy arrays (no Tensor here). The op rules reach them through one door,
-tinyattn/ops/arrays.py, which runs a compiled kernel of the same name instead where the
-benchmarks found one faster (tinyattn/ops/kernels/); the results agree (tests/test_kernels.py).
+tinyattn/ops/arrays.py, which may run a compiled twin of the same function instead (README,
+"Reading tour 2"); tests/test_ops_softmax.py and test_ops_fused.py check that the two agree.
 
 Softmax along the last axis, for one row x (every other axis is just "more rows"):
 
