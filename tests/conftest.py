@@ -1,3 +1,9 @@
+import os
+
+# One BLAS thread for the whole suite, as the demos set for themselves: the suite's products are
+# small, and two threads handing off each one run many times slower on a busy machine.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import numpy as np
 import pytest
 from hypothesis import settings
