@@ -1,8 +1,9 @@
 """Long reviews: an LSTM's last state forgets the start; attention lets the classifier look back.
 
-    python demos/long_reviews.py            # the quick run: about 40 s on 2 cores
-    python demos/long_reviews.py --full     # longer training, about 3 minutes
-    python demos/long_reviews.py --resume   # continue an interrupted run from its checkpoints
+    python demos/long_reviews.py             # the quick run: about 40 s on 2 cores
+    python demos/long_reviews.py --full      # longer training, about 3 minutes
+    python demos/long_reviews.py --positions # only the Transformer, with each kind of positions
+    python demos/long_reviews.py --resume    # continue an interrupted run from its checkpoints
 
 The reviews (tinyattn/data/long_reviews.py) are filler with a verdict ("good", "not bad",
 "awful", ...) in their first 15 words, which decides the label, and then remarks written the
@@ -18,6 +19,13 @@ weights learn it:
   * a one-layer Transformer encoder (Vaswani et al. 2017, https://arxiv.org/abs/1706.03762)
     read by attention pooling.
 
+The same Transformer then learns it twice more, with its positions given another way: the
+sinusoidal encoding added to the words (Vaswani et al. 2017) tells each word where it is, and
+past 30 words it says places never seen in training; ALiBi (Press et al. 2022, "Train Short,
+Test Long", https://arxiv.org/abs/2108.12409) and RoPE (Su et al. 2021, "RoFormer",
+https://arxiv.org/abs/2104.09864) tell each attention only how far apart two words are
+(tinyattn/nn/positions.py).
+
 We print and plot accuracy against review length, and draw, for one long review, where the
 pooling looked and what the LSTMN attended to in its own past. The LSTMN is a Python loop over
 the words with attention over every earlier step (time grows with the square of the length),
@@ -25,6 +33,7 @@ so it trains on half the batch of the others.
 """
 import argparse
 import os
+import time
 
 # Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
 # save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
@@ -44,7 +53,12 @@ MODELS = {  # name -> (SequenceClassifier arguments, batch size relative to --ba
     "LSTM + pooling": (dict(encoder="lstm", hidden_size=32), 1),
     "LSTMN + pooling": (dict(encoder="lstmn", hidden_size=24), 0.5),
     "Transformer + pooling": (dict(encoder="transformer", hidden_size=32, dim_feedforward=64), 1),
+    # the same Transformer, its positions given inside the attention (appended: the others keep their seeds)
+    "Transformer + ALiBi": (dict(encoder="transformer", hidden_size=32, dim_feedforward=64, positional="alibi"), 1),
+    "Transformer + RoPE": (dict(encoder="transformer", hidden_size=32, dim_feedforward=64, positional="rope"), 1),
 }
+POSITIONS = {"sinusoidal": "Transformer + pooling", "ALiBi": "Transformer + ALiBi", "RoPE": "Transformer + RoPE"}
+IN_ATTENTION = ("Transformer + ALiBi", "Transformer + RoPE")  # compared with the sinusoidal one in their own table
 
 
 def count_parameters(model):
@@ -74,6 +88,17 @@ def accuracy_by_length(model, test_sets):
     model.eval()
     return {bucket: float((model(tokens, lengths)[0].data.argmax(-1) == labels).mean())
             for bucket, (tokens, lengths, labels) in test_sets.items()}
+
+
+def print_table(title, results, columns, rows):
+    """columns {heading: model name}: accuracy per length range, then rows {label: {model name: text}}."""
+    print(f"\n{title}")
+    print(f"{'words':>9s} " + "".join(f"{heading:>23s}" for heading in columns))
+    for bucket in BUCKETS:
+        print(f"{bucket[0]:>4d}-{bucket[1]:<4d} " + "".join(f"{100 * results[name][bucket]:22.1f}%"
+                                                            for name in columns.values()))
+    for label, row in rows.items():
+        print(f"{label:>9s} " + "".join(f"{row[name]:>23s}" for name in columns.values()))
 
 
 def plot_accuracy(results, path):
@@ -146,6 +171,8 @@ def main(argv=None):
                         help="train on reviews of 10 to this many words (tests go up to 200)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the weights and the training reviews")
     parser.add_argument("--only", nargs="*", choices=list(MODELS), help="train only these models")
+    parser.add_argument("--positions", action="store_true",
+                        help="train only the Transformers: sinusoidal positions, ALiBi, RoPE")
     parser.add_argument("--out-dir", default="demo_out/long_reviews", help="checkpoints and pictures go here")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
     args = parser.parse_args(argv)
@@ -157,25 +184,34 @@ def main(argv=None):
     for low, high in BUCKETS:
         lengths = test.rng.integers(low, high + 1, size=args.test_reviews)
         test_sets[(low, high)] = test.encode([test.review(int(n)) for n in lengths])
+    only = list(POSITIONS.values()) if args.positions else args.only
     ta.manual_seed(args.seed)
-    models, results = {}, {}
+    models, results, seconds = {}, {}, {}
     for index, (name, (options, batch_share)) in enumerate(MODELS.items()):
-        if args.only and name not in args.only:
+        if only and name not in only:
             continue
         models[name] = SequenceClassifier(len(test.vocab), 2, pad_id=PAD, **options)
+        start = time.perf_counter()
         train(name, models[name], LongReviews(seed=100 * args.seed + index, max_length=args.train_max_length), steps,
               max(1, int(batch * batch_share)), args.out_dir, args.resume)
+        seconds[name] = time.perf_counter() - start
         results[name] = accuracy_by_length(models[name], test_sets)
 
-    print(f"\nreviews classified right, by length ({args.test_reviews} per range; trained on 10 to "
-          f"{args.train_max_length} words; chance is 50%):")
-    print(f"{'words':>9s} " + "".join(f"{name:>23s}" for name in results))
-    for bucket in BUCKETS:
-        print(f"{bucket[0]:>4d}-{bucket[1]:<4d} " + "".join(f"{100 * r[bucket]:22.1f}%" for r in results.values()))
-    print(f"{'weights':>9s} " + "".join(f"{count_parameters(models[name]):23d}" for name in results))
-    curve = os.path.join(args.out_dir, "accuracy_by_length.png")
-    plot_accuracy(results, curve)
-    pictures = [curve]
+    title = (f"reviews classified right, by length ({args.test_reviews} per range; trained on 10 to "
+             f"{args.train_max_length} words; chance is 50%)")
+    weights = {name: str(count_parameters(model)) for name, model in models.items()}
+    pictures = []
+    first = {name: name for name in results if name not in IN_ATTENTION}
+    if first and not args.positions:
+        print_table(title + ":", results, first, {"weights": weights})
+        pictures.append(os.path.join(args.out_dir, "accuracy_by_length.png"))
+        plot_accuracy({name: results[name] for name in first}, pictures[-1])
+    if any(name in results for name in IN_ATTENTION):
+        schemes = {scheme: name for scheme, name in POSITIONS.items() if name in results}
+        print_table(f"{title}, the Transformer's positions given three ways:", results, schemes,
+                    {"weights": weights, "train s": {name: f"{s:.0f}" for name, s in seconds.items()}})
+        pictures.append(os.path.join(args.out_dir, "positions_by_length.png"))
+        plot_accuracy({scheme: results[name] for scheme, name in schemes.items()}, pictures[-1])
     if "LSTMN + pooling" in models:
         review = os.path.join(args.out_dir, "one_review.png")
         draw_one_review(models, test, review)
