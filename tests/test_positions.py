@@ -156,3 +156,14 @@ def test_positions_add_no_parameters_so_state_dicts_cross(rng):
     assert np.isfinite(ordered).all() and np.abs(ordered - unordered).max() > 1e-4
     with pytest.raises(ValueError, match="positional must be one of"):
         SequenceClassifier(20, 2, pad_id=0, encoder="transformer", positional="learned")
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "alibi", "rope"])
+def test_a_causal_classifier_reads_each_word_with_the_words_before_it_only(rng, positional):
+    model = SequenceClassifier(20, 2, pad_id=0, encoder="transformer", positional=positional, causal=True)
+    tokens = rng.integers(1, 20, (2, 12))
+    changed = tokens.copy()
+    changed[:, 8:] = rng.integers(1, 20, (2, 4))
+    before, after = (model.encode(t, np.array([12, 12]))[0].data for t in (tokens, changed))
+    np.testing.assert_allclose(before[:, :8], after[:, :8], atol=1e-6)
+    assert np.abs(before[:, 8:] - after[:, 8:]).max() > 1e-3

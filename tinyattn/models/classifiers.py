@@ -36,12 +36,14 @@ class SequenceClassifier(Module):
     nn.PositionalEncoding to the embeddings; "alibi" and "rope" add nothing there and give every
     self-attention its positions instead (nn.MultiheadAttention's positions=); None gives no
     positions at all (the words are then a bag). None of these has parameters, so the
-    state_dict is the same for all four.
+    state_dict is the same for all four. causal=True lets each word attend only to itself and
+    the words before it (PyTorch's is_causal); with "alibi" that is the paper's ALiBi, which
+    says how far back a word is, where the encoder's |i - j| cannot say on which side.
     """
 
     def __init__(self, vocab_size, num_classes, *, pad_id, encoder="lstm", readout="attention", embed_dim=32,
                  hidden_size=32, pooling_size=32, nhead=2, num_layers=1, dim_feedforward=64, norm_first=True,
-                 max_len=512, positional="sinusoidal"):
+                 max_len=512, positional="sinusoidal", causal=False):
         super().__init__()
         if encoder not in ENCODERS:
             raise ValueError(f"SequenceClassifier: encoder must be one of {', '.join(ENCODERS)}, got {encoder!r}")
@@ -51,7 +53,7 @@ class SequenceClassifier(Module):
         if readout not in ("last", "attention") or (readout == "last" and encoder == "transformer"):
             raise ValueError(f"SequenceClassifier: readout must be 'attention', or 'last' with a recurrent encoder; "
                              f"got readout={readout!r} with encoder={encoder!r}")
-        self.kind, self.readout = encoder, readout
+        self.kind, self.readout, self.causal = encoder, readout, causal
         self.embedding = Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         if encoder == "lstm":
             self.encoder = LSTM(embed_dim, hidden_size)
@@ -80,7 +82,7 @@ class SequenceClassifier(Module):
         padding = ~lengths_mask(lengths, tokens.shape[1])  # PyTorch's key_padding_mask: True = padding
         if self.positional is not None:
             x = self.positional(x)
-        return self.encoder(x, src_key_padding_mask=padding), None
+        return self.encoder(x, src_key_padding_mask=padding, is_causal=self.causal), None
 
     def forward(self, tokens, lengths):
         lengths = np.asarray(lengths)
