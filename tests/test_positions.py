@@ -97,14 +97,16 @@ def mha_oracle(mha, x, positions=None, key_padding=None):
     return np.concatenate(heads, -1) @ mha.out_proj.weight.data.T + mha.out_proj.bias.data
 
 
+@pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize("positions", [None, "alibi", "rope"])
-def test_multihead_attention_with_positions_is_the_oracle(rng, positions):
+def test_multihead_attention_with_positions_is_the_oracle(rng, positions, fused):
     ta.manual_seed(0)
     mha = nn.MultiheadAttention(8, 2, positions=positions).double()
     mha.out_proj.bias.data = rng.standard_normal(8)
     x = rng.standard_normal((2, 5, 8))
     padding = np.array([[False] * 5, [False] * 3 + [True] * 2])
-    out, _ = mha(ta.tensor(x), ta.tensor(x), ta.tensor(x), key_padding_mask=padding)
+    with ta.fused(fused):  # the fused attention node and the composed graph alike
+        out, _ = mha(ta.tensor(x), ta.tensor(x), ta.tensor(x), key_padding_mask=padding)
     np.testing.assert_allclose(out.data, mha_oracle(mha, x, positions, padding), atol=1e-12)
     if positions is not None:  # the option changes the output (else this test could not fail)
         assert np.abs(out.data - mha_oracle(mha, x, None, padding)).max() > 1e-3
