@@ -132,6 +132,8 @@ def test_multihead_attention_with_positions_gradchecks_in_float64(rng, positions
     padding = np.array([[False, False, False, True], [False] * 4])
     assert ta.gradcheck(lambda q, k, v, *p: mha(q, k, v, key_padding_mask=padding, average_attn_weights=False),
                         (q, k, v, *mha.parameters()))
+    learned_bias = _t(rng, 3, 4)  # a trained float mask on top: its gradient flows past ALiBi's constant
+    assert ta.gradcheck(lambda q, b: mha(q, k, v, attn_mask=b)[0], (q, learned_bias))
 
 
 def test_transformer_layers_pass_positions_to_their_self_attention_only():
