@@ -1,8 +1,9 @@
 """Long reviews: an LSTM's last state forgets the start; attention lets the classifier look back.
 
-    python demos/long_reviews.py            # the quick run: about 40 s on 2 cores
-    python demos/long_reviews.py --full     # longer training, about 3 minutes
-    python demos/long_reviews.py --resume   # continue an interrupted run from its checkpoints
+    python demos/long_reviews.py             # the quick run: about 2 minutes on 2 cores
+    python demos/long_reviews.py --full      # longer training, about 7 minutes
+    python demos/long_reviews.py --positions # only the Transformer, with each kind of positions
+    python demos/long_reviews.py --resume    # continue an interrupted run from its checkpoints
 
 The reviews (tinyattn/data/long_reviews.py) are filler with a verdict ("good", "not bad",
 "awful", ...) in their first 15 words, which decides the label, and then remarks written the
@@ -18,6 +19,15 @@ weights learn it:
   * a one-layer Transformer encoder (Vaswani et al. 2017, https://arxiv.org/abs/1706.03762)
     read by attention pooling.
 
+The same Transformer then learns it five more times, its positions given other ways. The
+sinusoidal encoding added to the words (Vaswani et al. 2017) tells each word where it is, and
+past 30 words it says places never seen in training; ALiBi (Press et al. 2022, "Train Short,
+Test Long", https://arxiv.org/abs/2108.12409) and RoPE (Su et al. 2021, "RoFormer",
+https://arxiv.org/abs/2104.09864) tell each attention only how far apart two words are
+(tinyattn/nn/positions.py). Each of the three is tried with every word attending to every word
+(an encoder, as above) and with each word attending to itself and the words before it only
+(causal, as in the language models ALiBi was made for).
+
 We print and plot accuracy against review length, and draw, for one long review, where the
 pooling looked and what the LSTMN attended to in its own past. The LSTMN is a Python loop over
 the words with attention over every earlier step (time grows with the square of the length),
@@ -25,6 +35,7 @@ so it trains on half the batch of the others.
 """
 import argparse
 import os
+import time
 
 # Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
 # save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
@@ -39,12 +50,28 @@ from tinyattn.data.long_reviews import LABELS, NEGATIVE, POSITIVE, LongReviews
 from tinyattn.models.classifiers import SequenceClassifier
 
 BUCKETS = [(10, 30), (30, 60), (60, 100), (100, 150), (150, 200)]
+TRANSFORMER = dict(encoder="transformer", hidden_size=32, dim_feedforward=64)  # sinusoidal positions
 MODELS = {  # name -> (SequenceClassifier arguments, batch size relative to --batch); sizes give ~10k weights each
     "LSTM, last state": (dict(encoder="lstm", readout="last", hidden_size=36), 1),
     "LSTM + pooling": (dict(encoder="lstm", hidden_size=32), 1),
     "LSTMN + pooling": (dict(encoder="lstmn", hidden_size=24), 0.5),
-    "Transformer + pooling": (dict(encoder="transformer", hidden_size=32, dim_feedforward=64), 1),
+    "Transformer + pooling": (TRANSFORMER, 1),
+    # the same Transformer with its positions given inside the attention, then each of the three
+    # reading left to right (appended: the models above keep their seeds)
+    "Transformer + ALiBi": (dict(TRANSFORMER, positional="alibi"), 1),
+    "Transformer + RoPE": (dict(TRANSFORMER, positional="rope"), 1),
+    "causal + sinusoidal": (dict(TRANSFORMER, causal=True), 1),
+    "causal + ALiBi": (dict(TRANSFORMER, positional="alibi", causal=True), 1),
+    "causal + RoPE": (dict(TRANSFORMER, positional="rope", causal=True), 1),
 }
+MAIN = ("LSTM, last state", "LSTM + pooling", "LSTMN + pooling", "Transformer + pooling")
+POSITIONS = {  # the Transformers compared: {how they read: {positions: model name}}
+    "every word attends to every word": {"sinusoidal": "Transformer + pooling", "ALiBi": "Transformer + ALiBi",
+                                         "RoPE": "Transformer + RoPE"},
+    "each word attends to itself and the words before it (causal)": {
+        "sinusoidal": "causal + sinusoidal", "ALiBi": "causal + ALiBi", "RoPE": "causal + RoPE"},
+}
+TRANSFORMERS = [name for schemes in POSITIONS.values() for name in schemes.values()]
 
 
 def count_parameters(model):
@@ -76,10 +103,41 @@ def accuracy_by_length(model, test_sets):
             for bucket, (tokens, lengths, labels) in test_sets.items()}
 
 
+def print_table(title, results, columns, rows):
+    """columns {heading: model name}: accuracy per length range, then rows {label: {model name: text}}."""
+    print(f"\n{title}")
+    print(f"{'words':>9s} " + "".join(f"{heading:>23s}" for heading in columns))
+    for bucket in BUCKETS:
+        print(f"{bucket[0]:>4d}-{bucket[1]:<4d} " + "".join(f"{100 * results[name][bucket]:22.1f}%"
+                                                            for name in columns.values()))
+    for label, row in rows.items():
+        print(f"{label:>9s} " + "".join(f"{row[name]:>23s}" for name in columns.values()))
+
+
 def plot_accuracy(results, path):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    draw_curves(ax, results)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_positions(results, path):
+    """One panel per way of reading (POSITIONS), a curve per kind of positions."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(POSITIONS), figsize=(11, 3.8), sharey=True)
+    for ax, (reading, schemes) in zip(axes, POSITIONS.items()):
+        draw_curves(ax, {scheme: results[name] for scheme, name in schemes.items() if name in results})
+        ax.set_title(f"Transformer: {reading}", fontsize=9, loc="left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def draw_curves(ax, results):
     middles = [(low + high) / 2 for low, high in BUCKETS]
     for (name, by_length), marker in zip(results.items(), "osD^"):  # other markers: equal curves stay visible
         ax.plot(middles, [100 * by_length[b] for b in BUCKETS], marker=marker, markerfacecolor="none", label=name)
@@ -90,9 +148,6 @@ def plot_accuracy(results, path):
     ax.axhline(50, color="grey", lw=0.8, ls=":")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 @ta.no_grad()
@@ -146,6 +201,8 @@ def main(argv=None):
                         help="train on reviews of 10 to this many words (tests go up to 200)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the weights and the training reviews")
     parser.add_argument("--only", nargs="*", choices=list(MODELS), help="train only these models")
+    parser.add_argument("--positions", action="store_true",
+                        help="train only the Transformers (sinusoidal positions, ALiBi, RoPE; both ways and causal)")
     parser.add_argument("--out-dir", default="demo_out/long_reviews", help="checkpoints and pictures go here")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
     args = parser.parse_args(argv)
@@ -157,28 +214,39 @@ def main(argv=None):
     for low, high in BUCKETS:
         lengths = test.rng.integers(low, high + 1, size=args.test_reviews)
         test_sets[(low, high)] = test.encode([test.review(int(n)) for n in lengths])
+    only = TRANSFORMERS if args.positions else args.only
     ta.manual_seed(args.seed)
-    models, results = {}, {}
+    models, results, seconds = {}, {}, {}
     for index, (name, (options, batch_share)) in enumerate(MODELS.items()):
-        if args.only and name not in args.only:
+        if only and name not in only:
             continue
         models[name] = SequenceClassifier(len(test.vocab), 2, pad_id=PAD, **options)
+        start = time.perf_counter()
         train(name, models[name], LongReviews(seed=100 * args.seed + index, max_length=args.train_max_length), steps,
               max(1, int(batch * batch_share)), args.out_dir, args.resume)
+        seconds[name] = time.perf_counter() - start
         results[name] = accuracy_by_length(models[name], test_sets)
 
-    print(f"\nreviews classified right, by length ({args.test_reviews} per range; trained on 10 to "
-          f"{args.train_max_length} words; chance is 50%):")
-    print(f"{'words':>9s} " + "".join(f"{name:>23s}" for name in results))
-    for bucket in BUCKETS:
-        print(f"{bucket[0]:>4d}-{bucket[1]:<4d} " + "".join(f"{100 * r[bucket]:22.1f}%" for r in results.values()))
-    print(f"{'weights':>9s} " + "".join(f"{count_parameters(models[name]):23d}" for name in results))
-    curve = os.path.join(args.out_dir, "accuracy_by_length.png")
-    plot_accuracy(results, curve)
-    pictures = [curve]
+    title = (f"reviews classified right, by length ({args.test_reviews} per range; trained on 10 to "
+             f"{args.train_max_length} words; chance is 50%)")
+    weights = {name: str(count_parameters(model)) for name, model in models.items()}
+    pictures = []
+    main_models = {name: name for name in MAIN if name in results}
+    if main_models and not args.positions:
+        print_table(title + ":", results, main_models, {"weights": weights})
+        pictures.append(os.path.join(args.out_dir, "accuracy_by_length.png"))
+        plot_accuracy({name: results[name] for name in main_models}, pictures[-1])
+    if any(name in results for name in TRANSFORMERS if name not in MAIN):
+        for reading, schemes in POSITIONS.items():
+            schemes = {scheme: name for scheme, name in schemes.items() if name in results}
+            if schemes:
+                print_table(f"{title}; Transformer, {reading}:", results, schemes,
+                            {"weights": weights, "train s": {name: f"{s:.0f}" for name, s in seconds.items()}})
+        pictures.append(os.path.join(args.out_dir, "positions_by_length.png"))
+        plot_positions(results, pictures[-1])
     if "LSTMN + pooling" in models:
         review = os.path.join(args.out_dir, "one_review.png")
-        draw_one_review(models, test, review)
+        draw_one_review({name: models[name] for name in MAIN if name in models}, test, review)
         pictures.append(review)
     print(f"\npictures: {', '.join(pictures)}")
     return results

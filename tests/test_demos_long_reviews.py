@@ -55,7 +55,20 @@ def test_the_long_review_picture_shows_every_pooling_and_the_lstmn(tmp_path):
     demo = runpy.run_path(str(DEMO))
     data = LongReviews(seed=4)
     models = {name: SequenceClassifier(len(data.vocab), 2, pad_id=PAD, **options)
-              for name, (options, _) in demo["MODELS"].items()}
+              for name, (options, _) in demo["MODELS"].items() if name in demo["MAIN"]}
     words, label = demo["draw_one_review"](models, data, tmp_path / "one.png")
     assert len(words) == 180 and label == verdict(words)
     assert (tmp_path / "one.png").stat().st_size > 5000
+
+
+def test_positions_compares_the_transformer_with_sinusoidal_alibi_and_rope(tmp_path, capsys):
+    demo = runpy.run_path(str(DEMO))
+    results = demo["main"](["--positions", "--steps", "150", "--test-reviews", "50", "--out-dir", str(tmp_path)])
+    assert set(results) == set(demo["TRANSFORMERS"]) and len(results) == 6
+    # 150 steps: both learn something on the lengths they train on (chance: 0.5 +- 0.07)
+    assert results["Transformer + pooling"][(10, 30)] >= 0.7 and results["Transformer + RoPE"][(10, 30)] >= 0.65
+    out = capsys.readouterr().out
+    assert out.count("Transformer, ") == 2 and "causal" in out and "train s" in out
+    assert all(f"{100 * results[name][(150, 200)]:22.1f}%" in out for name in results)
+    assert (tmp_path / "positions_by_length.png").stat().st_size > 5000
+    assert not (tmp_path / "accuracy_by_length.png").exists()

@@ -3,7 +3,7 @@
     states   = encoder(embed(words))        "lstm": nn.LSTM; "lstmn": nn.LSTMN (an LSTM that
                                             attends over its own past, Cheng et al. 2016,
                                             https://arxiv.org/abs/1601.06733); "transformer":
-                                            nn.TransformerEncoder over embed + positions
+                                            nn.TransformerEncoder over embed (+ positions)
     summary  = the last real state          readout="last" (recurrent encoders only)
              = sum_t w_t states_t           readout="attention": w = nn.AttentionPooling's softmax
     logits   = Linear(summary)
@@ -22,6 +22,7 @@ from ..nn.recurrent import LSTM
 from ..nn.transformer import TransformerEncoder, TransformerEncoderLayer
 
 ENCODERS = ("lstm", "lstmn", "transformer")
+POSITIONAL = ("sinusoidal", "alibi", "rope", None)  # the Transformer's; recurrent encoders need none
 
 
 class SequenceClassifier(Module):
@@ -30,18 +31,29 @@ class SequenceClassifier(Module):
     hidden_size is the recurrent state's size, or the Transformer's d_model (then nhead heads,
     num_layers layers, a feed-forward of dim_feedforward units, no dropout; norm_first=True puts
     each LayerNorm before its block, which trains faster here than the paper's order).
+
+    positional says how the Transformer knows where each word is: "sinusoidal" adds
+    nn.PositionalEncoding to the embeddings; "alibi" and "rope" add nothing there and give every
+    self-attention its positions instead (nn.MultiheadAttention's positions=); None gives no
+    positions at all (the words are then a bag). None of these has parameters, so the
+    state_dict is the same for all four. causal=True lets each word attend only to itself and
+    the words before it (PyTorch's is_causal); with "alibi" that is the paper's ALiBi, which
+    says how far back a word is, where the encoder's |i - j| cannot say on which side.
     """
 
     def __init__(self, vocab_size, num_classes, *, pad_id, encoder="lstm", readout="attention", embed_dim=32,
                  hidden_size=32, pooling_size=32, nhead=2, num_layers=1, dim_feedforward=64, norm_first=True,
-                 max_len=512):
+                 max_len=512, positional="sinusoidal", causal=False):
         super().__init__()
         if encoder not in ENCODERS:
             raise ValueError(f"SequenceClassifier: encoder must be one of {', '.join(ENCODERS)}, got {encoder!r}")
+        if positional not in POSITIONAL:
+            raise ValueError(f"SequenceClassifier: positional must be one of {', '.join(map(repr, POSITIONAL))}, "
+                             f"got {positional!r}")
         if readout not in ("last", "attention") or (readout == "last" and encoder == "transformer"):
             raise ValueError(f"SequenceClassifier: readout must be 'attention', or 'last' with a recurrent encoder; "
                              f"got readout={readout!r} with encoder={encoder!r}")
-        self.kind, self.readout = encoder, readout
+        self.kind, self.readout, self.causal = encoder, readout, causal
         self.embedding = Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         if encoder == "lstm":
             self.encoder = LSTM(embed_dim, hidden_size)
@@ -49,9 +61,11 @@ class SequenceClassifier(Module):
             self.encoder = LSTMN(embed_dim, hidden_size)
         else:
             self.project = Linear(embed_dim, hidden_size) if embed_dim != hidden_size else None
-            self.positional = PositionalEncoding(hidden_size, max_len)
+            sinusoidal = positional == "sinusoidal"
+            self.positional = PositionalEncoding(hidden_size, max_len) if sinusoidal else None
             self.encoder = TransformerEncoder(
-                TransformerEncoderLayer(hidden_size, nhead, dim_feedforward, dropout=0.0, norm_first=norm_first),
+                TransformerEncoderLayer(hidden_size, nhead, dim_feedforward, dropout=0.0, norm_first=norm_first,
+                                        positions=None if sinusoidal else positional),
                 num_layers)
         self.pooling = AttentionPooling(hidden_size, pooling_size) if readout == "attention" else None
         self.out = Linear(hidden_size, num_classes)
@@ -66,7 +80,9 @@ class SequenceClassifier(Module):
         if self.project is not None:
             x = self.project(x)
         padding = ~lengths_mask(lengths, tokens.shape[1])  # PyTorch's key_padding_mask: True = padding
-        return self.encoder(self.positional(x), src_key_padding_mask=padding), None
+        if self.positional is not None:
+            x = self.positional(x)
+        return self.encoder(x, src_key_padding_mask=padding, is_causal=self.causal), None
 
     def forward(self, tokens, lengths):
         lengths = np.asarray(lengths)

@@ -21,6 +21,7 @@ from ..autograd.tensor import Tensor
 from .linear import Linear, LinearFunction
 from .masks import causal_mask, warn_if_a_query_sees_nothing
 from .module import Module, Parameter
+from .positions import SCHEMES, alibi_bias, rotary
 from .sdpa import attend
 
 
@@ -50,10 +51,19 @@ class MultiheadAttention(Module):
     (B, H, Tq, Tk) each, the scores Q_h K_h^T / sqrt(d) (+ a float mask) and their softmax (after
     dropout, when training with it). Call .retain_grad() on them before backward to read
     dL/dscores and dL/dweights; with the fused node (the default) last_tensors is None.
+
+    positions = "alibi" or "rope" (tinyattn's own; PyTorch's module has no such option) gives
+    each head where its queries and keys are (positions.py, no parameters): "rope" turns each
+    head's queries and keys by their positions, "alibi" adds -m_h |i - j| to head h's scores.
+    Query i and key j are at positions i and j (counted from 0 in each).
     """
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, batch_first=True):
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, batch_first=True,
+                 positions=None):
         super().__init__()
+        if positions not in (None, *SCHEMES):
+            raise ValueError(f"MultiheadAttention: positions must be None, 'alibi' or 'rope', got {positions!r}")
+        self.positions = positions
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} must be a positive multiple of "
                              f"num_heads {num_heads} (each head gets embed_dim // num_heads features)")
@@ -95,6 +105,8 @@ class MultiheadAttention(Module):
         Q = LinearFunction.apply(query, W_q, b_q)
         K = LinearFunction.apply(key, W_k, b_k)
         V = LinearFunction.apply(value, W_v, b_v)
+        if self.positions == "rope":  # (ALiBi is a float mask: _masks adds it)
+            Q, K = rotary(Q, head_dim=self.head_dim), rotary(K, head_dim=self.head_dim)
         allowed, bias = self._masks(key_padding_mask, attn_mask, is_causal, B, Tq, Tk)
         heads, weights, scores = attend(
             self._split_heads(Q), self._split_heads(K), self._split_heads(V), mask=allowed, bias=bias,
@@ -165,11 +177,15 @@ class MultiheadAttention(Module):
             else:
                 raise TypeError(f"MultiheadAttention: masks must be bool (True = not allowed) or float (added to "
                                 f"the scores), got {mask.dtype}")
+        if self.positions == "alibi":  # (H, Tq, Tk), in a float mask's dtype if there is one
+            alibi = alibi_bias(H, Tq, Tk)
+            bias = alibi if bias is None else bias + alibi.astype(bias.dtype)
         return allowed, bias
 
     def extra_repr(self):
         sizes = "" if self._qkv_same_embed_dim else f", kdim={self.kdim}, vdim={self.vdim}"
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}{sizes}"
+        positions = "" if self.positions is None else f", positions={self.positions!r}"
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}{sizes}{positions}"
 
 
 def _as_mask(mask):

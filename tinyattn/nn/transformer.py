@@ -61,12 +61,14 @@ class TransformerEncoderLayer(_LayerParts, Module):
 
     Masks as MultiheadAttention's (PyTorch's polarity): src_mask (T, T) or (B*nhead, T, T), bool
     True = not allowed or float added; src_key_padding_mask (B, T) True = padding.
+    positions = "alibi" | "rope" (tinyattn's own, not PyTorch's) goes to the self-attention.
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
-                 batch_first=True, norm_first=False, bias=True):
+                 batch_first=True, norm_first=False, bias=True, positions=None):
         Module.__init__(self)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            positions=positions)
         self._build(d_model, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias, 2)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
@@ -89,12 +91,15 @@ class TransformerEncoderLayer(_LayerParts, Module):
 class TransformerDecoderLayer(_LayerParts, Module):
     """forward(tgt (B, T, d_model), memory (B, S, d_model), tgt_mask=None, memory_mask=None,
     tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False,
-    memory_is_causal=False) -> (B, T, d_model). Masks as TransformerEncoderLayer's."""
+    memory_is_causal=False) -> (B, T, d_model). Masks as TransformerEncoderLayer's.
+    positions = "alibi" | "rope" (tinyattn's own) goes to the self-attention only: a target word
+    and a source word have no distance between them that means anything."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
-                 batch_first=True, norm_first=False, bias=True):
+                 batch_first=True, norm_first=False, bias=True, positions=None):
         Module.__init__(self)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            positions=positions)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
         self._build(d_model, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias, 3)
 
