@@ -1,5 +1,7 @@
 """Whole models built from tinyattn.nn."""
 from .classifiers import SequenceClassifier
 from .pointer import PointerEncoder
+from .decoding import Hypothesis, beam_search, greedy
 from .seq2seq import Decoder, Encoder, Seq2Seq
+from .translator import Translator
 from .taggers import AttentionTagger, TokenTagger
