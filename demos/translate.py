@@ -139,14 +139,18 @@ def print_table(results):
 def plot_curves(results, histories, path_accuracy, path_loss):
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     for name, r in results.items():
         buckets = list(r["by_length"])
         middles = [np.mean([int(x) for x in b.split("-")]) for b in buckets]
-        ax.plot(middles, [100 * r["by_length"][b]["exact"] for b in buckets], marker="o", label=name)
-    ax.set(xlabel="source sentence length (words)", ylabel="sentences exactly right (%)", ylim=(-5, 105))
-    ax.grid(alpha=0.3)
-    ax.legend()
+        axes[0].plot(middles, [100 * r["by_length"][b]["exact"] for b in buckets], marker="o", label=name)
+        axes[1].plot(middles, [r["by_length"][b]["bleu"] for b in buckets], marker="o", label=name)
+    axes[0].set(ylabel="sentences exactly right (%)", ylim=(-5, 105))
+    axes[1].set(ylabel="BLEU", ylim=(-5, 105))
+    for ax in axes:
+        ax.set_xlabel("source sentence length (words)")
+        ax.grid(alpha=0.3)
+        ax.legend()
     fig.tight_layout()
     fig.savefig(path_accuracy, dpi=110)
     plt.close(fig)
