@@ -1,7 +1,7 @@
 """A Transformer translator (Vaswani et al. 2017): nn.Transformer between embeddings and a Linear.
 
-    memory = Transformer.encoder(sqrt(d) embed(source) + PE)            every source word reads every other
-    out_t  = Transformer.decoder(sqrt(d) embed(target_<t) + PE, memory) causal: word t sees words < t,
+    memory = Transformer.encoder(embed(source) + PE)                     every source word reads every other
+    out_t  = Transformer.decoder(embed(target_<t) + PE, memory)          causal: word t sees words < t,
                                                                         and all of memory (cross-attention)
     logits = Linear(out_t)
 
@@ -11,7 +11,6 @@ keeps the last position, which gives the same logits (tested) at the cost of rec
 prefix, O(T^2) per sentence, cheap at these lengths. The attention shown for a step is the
 last decoder layer's cross-attention, averaged over its heads.
 """
-import math
 
 import numpy as np
 
@@ -26,27 +25,27 @@ from .translator import Translator
 
 class TransformerSeq2Seq(Translator):
     def __init__(self, source_vocab, target_vocab, *, pad_id, bos_id, eos_id, d_model=64, nhead=4,
-                 num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=128, dropout=0.0, max_len=128):
+                 num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=128, dropout=0.0, norm_first=True,
+                 max_len=128):
         super().__init__()
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         self.source_embedding = Embedding(source_vocab, d_model, padding_idx=pad_id)
         self.target_embedding = Embedding(target_vocab, d_model, padding_idx=pad_id)
         self.positions = PositionalEncoding(d_model, max_len)
         self.transformer = Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward,
-                                       dropout)
+                                       dropout, norm_first=norm_first)
         self.out = Linear(d_model, target_vocab)
-        self.scale = math.sqrt(d_model)  # embeddings scaled up beside the positions (section 3.4)
         keep_attention_weights(self.transformer.decoder)  # so advance can show where the last step looked
 
     def encode(self, source, lengths):
         """(memory (B, S, d), padding (B, S) True at the padding, PyTorch's polarity)."""
         padding = ~lengths_mask(lengths, source.shape[1])
-        x = self.positions(self.source_embedding(source) * self.scale)
+        x = self.positions(self.source_embedding(source))
         return self.transformer.encoder(x, src_key_padding_mask=padding), padding
 
     def decode_prefix(self, prefix, memory, padding):
         """Logits (B, T, V) for every position of the target prefix (B, T), each seeing only words before it."""
-        y = self.positions(self.target_embedding(prefix) * self.scale)
+        y = self.positions(self.target_embedding(prefix))
         T = prefix.shape[1]
         out = self.transformer.decoder(y, memory, tgt_mask=~causal_mask(T), memory_key_padding_mask=padding)
         return self.out(out)
