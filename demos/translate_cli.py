@@ -10,7 +10,6 @@ import json
 import os
 import sys
 
-
 import tinyattn as ta
 
 SHADES = " .:-=+*#%@"  # weight 0 .. 1 in ten steps
