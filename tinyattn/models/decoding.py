@@ -81,7 +81,8 @@ def greedy(model, source, lengths, eos_id, max_len=None, alpha=0.6):
         steps = int((written[b] >= 0).sum())
         tokens = [int(t) for t in written[b, :steps] if t != eos_id]
         attention = None if rows[0] is None else np.stack([r[b] for r in rows[:steps]])
-        out.append(Hypothesis(tokens, attention, log_p[b] / length_penalty(steps, alpha), bool(written[b, steps - 1] == eos_id)))
+        ended = bool(written[b, steps - 1] == eos_id)
+        out.append(Hypothesis(tokens, attention, log_p[b] / length_penalty(steps, alpha), ended))
     return out
 
 
@@ -106,7 +107,7 @@ def beam_search(model, source, lengths, eos_id, beam_size=4, max_len=None, alpha
     log_p = np.tile([0.0] + [-np.inf] * (k - 1), B)       # one live prefix per sentence at the start
     history = np.zeros((B * k, 0), np.int64)
     looks = None                                          # attention so far (B * k, steps, S)
-    finished = [[] for _ in range(B)]                     # (score, tokens, attention)
+    finished = [[] for _ in range(B)]                     # Hypotheses of each sentence
     done = np.zeros(B, bool)
     for step in range(1, max_len + 1):
         logits, state, weights = model.advance(token, memory, state)
