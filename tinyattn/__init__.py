@@ -29,7 +29,7 @@ from .autograd import (
     where,
     zeros,
 )
-from . import data, models, nn, optim, viz  # noqa: E402  (after the engine they build on)
+from . import data, metrics, models, nn, optim, viz  # noqa: E402  (after the engine they build on)
 from .train.checkpoint import CheckpointError, load, save  # noqa: E402
 
 __version__ = "0.1.0"
