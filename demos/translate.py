@@ -180,7 +180,7 @@ def draw_alignment(model, pair, words, gold, path):
     ax = fig.axes[0]
     marks = [(g, j) for j, g in enumerate(gold) if j < len(written)]
     ax.scatter([g for g, _ in marks], [j for _, j in marks], s=30, facecolors="none", edgecolors="red", lw=1)
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=60)  # the figure is sized by its cells: 50 words make it 25 inches wide
     plt.close(fig)
     return written
 

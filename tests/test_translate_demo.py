@@ -88,3 +88,16 @@ def test_compare_trains_every_decoder_and_writes_the_report(demo, tmp_path):
     written = json.loads((tmp_path / "compare" / "results.json").read_text())["models"]
     assert set(written["none"]["by_length"]) == {"1-4", "5-8", "9-12", "13-16"}
     assert all(r["train_seconds"] > 0 and r["parameters"] > 0 for r in written.values())
+
+
+def test_the_default_run_on_the_hard_pair_writes_every_figure(demo, tmp_path):
+    """Two steps only: the shape of results.json, not the accuracy (that is the demo's own run)."""
+    results = demo["main"](["--steps", "2", "--batch", "4", "--test-per-length", "1", "--out-dir", str(tmp_path)])
+    written = json.loads((tmp_path / "results.json").read_text())["models"]
+    assert list(written) == list(results) == ["bahdanau", "none"]
+    for name, model in written.items():
+        assert list(model["by_length"]) == ["5-10", "11-20", "21-30", "31-40", "41-50"]
+        for row in list(model["by_length"].values()) + [model["overall"]]:
+            assert 0 <= row["exact"] <= 1 and 0 <= row["bleu"] <= 100
+            assert (row["align"] is None) == (name == "none") and (row["align"] is None or 0 <= row["align"] <= 1)
+    assert (tmp_path / "attention.png").stat().st_size > 5000
