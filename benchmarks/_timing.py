@@ -1,5 +1,13 @@
-"""Shared timing helper for the benchmark scripts: median of repeated best-effort runs."""
+"""Shared timing helper for the benchmark scripts: median of repeated best-effort runs.
+
+Importing it also turns on malloc's reuse of freed memory, as ta.train.fit does when training
+starts (tinyattn/ops/memory.py): the benchmarks time training steps as fit runs them.
+"""
 import time
+
+import tinyattn.ops
+
+tinyattn.ops.keep_freed_memory()
 
 
 def time_us(fn, min_time=0.05, repeats=7):

@@ -14,28 +14,26 @@ import time
 start = time.perf_counter()
 import numpy as np
 import tinyattn as ta
-from tinyattn.ops import softmax as sm, additive_attention as aa, recurrent_gates as rg
-from tinyattn.ops import adam, broadcast_products as bp, matmul, scatter_rows, sigmoid
+from tinyattn.ops import additive_attention as aa, arrays as A
 for dtype in (np.float32, np.float64):
     x = np.ones((2, 3, 5), dtype); mask = np.ones((2, 1, 5), bool)
-    y = sm.softmax_numba(x); sm.softmax_numba(x, mask); sm.softmax_backward_numba(y, x)
-    z = sm.log_softmax_numba(x); sm.log_softmax_backward_numba(z, x)
+    y = A.softmax(x); A.softmax(x, mask); A.softmax_backward(y, x)
+    z = A.log_softmax(x); A.log_softmax_backward(z, x)
     q, k, v, values = np.ones((2, 1, 4), dtype), np.ones((2, 3, 4), dtype), np.ones(4, dtype), np.ones((2, 3, 5), dtype)
     c, w, hidden = aa.additive_attention(q, k, v, values, np.ones((2, 1, 3), bool))
     aa.additive_attention_backward(c, w, w, hidden, v, values)
     h = np.ones((2, 4), dtype)
-    out = rg.gru_gates(np.ones((2, 12), dtype), np.ones((2, 12), dtype), h, None)
-    rg.gru_gates_backward(h, h, *out[1:], np.ones((2, 12), dtype), None)
-    out = rg.lstm_gates(np.ones((2, 16), dtype), h, h, None)
-    rg.lstm_gates_backward(h, h, h, *out[2:], None)
+    out = A.gru_gates(np.ones((2, 12), dtype), np.ones((2, 12), dtype), h, None)
+    A.gru_gates_backward(h, h, *out[1:], np.ones((2, 12), dtype), None)
+    out = A.lstm_gates(np.ones((2, 16), dtype), h, h, None)
+    A.lstm_gates_backward(h, h, h, *out[2:], None)
     one = dtype(1)
-    adam.adam_update(h.copy(), h, h.copy(), h.copy(), (one, one), (one, one), one, one, one, one)
-    scatter_rows.scatter_rows(np.zeros(2, np.int64), h, 3)
-    sigmoid.sigmoid(h)
-    matmul.matmul(np.ones((2, 3, 1), dtype), np.ones((2, 1, 4), dtype))
+    A.adam_update(h.copy(), h, h.copy(), h.copy(), (one, one), (one, one), one, one, one, one)
+    A.scatter_rows(np.zeros(2, np.int64), h, 3)
+    A.sigmoid(h)
+    A.matmul(np.ones((2, 3, 1), dtype), np.ones((2, 1, 4), dtype))
     rows, column = np.ones((2, 3), dtype), np.ones(3, dtype)
-    bp.multiply(rows, np.ones((2, 1), dtype)); bp.multiply(rows, column)
-    bp.row_dots(rows, rows); bp.column_dots(rows, rows)
+    A.multiply(rows, np.ones((2, 1), dtype)); A.multiply(rows, column)
 print(time.perf_counter() - start)
 """
 

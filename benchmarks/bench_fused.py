@@ -14,9 +14,11 @@ from _timing import markdown_table, time_us  # noqa: E402
 
 import tinyattn as ta  # noqa: E402
 import tinyattn.nn as nn  # noqa: E402
-from tinyattn.nn.additive_attention import AdditiveAttention, additive_attention_composed  # noqa: E402
-from tinyattn.ops import adam, matmul, recurrent_gates as rg, scatter_rows, sigmoid  # noqa: E402
-from tinyattn.ops import additive_attention as aa  # noqa: E402
+from tinyattn.nn.additive_attention import additive_attention_composed  # noqa: E402
+from tinyattn.nn.fused.additive_attention import AdditiveAttention  # noqa: E402
+from tinyattn.ops import additive_attention as aa, reference as R, reference_blocks as RB  # noqa: E402
+from tinyattn.ops.kernels import adam, matmul, recurrent_gates as rg, scatter_rows, sigmoid  # noqa: E402
+from tinyattn.ops.kernels import additive_attention as aak  # noqa: E402
 
 B, H, S, E, V = 64, 64, 14, 32, 26
 
@@ -53,32 +55,32 @@ def run():
         _attention_step(rng, False, True), "fused node", "composed + U k")
     wq, uk = rng.standard_normal((B, 1, H)).astype(f), rng.standard_normal((B, S, H)).astype(f)
     hidden, d_score, v = aa.pair_tanh(wq, uk), rng.standard_normal((B, 1, S)).astype(f), rng.standard_normal(H).astype(f)
-    row("through_pair_tanh (attention backward pass)", lambda: aa.through_pair_tanh_numba(d_score, v, hidden),
-        lambda: aa.through_pair_tanh_reference(d_score, v, hidden))
+    row("through_pair_tanh (attention backward pass)", lambda: aak.through_pair_tanh(d_score, v, hidden),
+        lambda: RB.through_pair_tanh(d_score, v, hidden))
     gi, gh, h = (rng.standard_normal(s).astype(f) for s in ((B, 3 * H), (B, 3 * H), (B, H)))
     keep = rng.random((B, 1)) < 0.8
-    out = rg.gru_gates_reference(gi, gh, h, keep)
+    out = RB.gru_gates(gi, gh, h, keep)
     row("GRU gates forward (with a keep mask)", lambda: rg.gru_gates(gi, gh, h, keep),
-        lambda: rg.gru_gates_reference(gi, gh, h, keep))
+        lambda: RB.gru_gates(gi, gh, h, keep))
     row("GRU gates backward", lambda: rg.gru_gates_backward(h, h, *out[1:], gh, keep),
-        lambda: rg.gru_gates_backward_reference(h, h, *out[1:], gh[:, 2 * H:], keep))
-    gates = rg.lstm_gates_reference(rng.standard_normal((B, 4 * H)).astype(f), h, h, keep)
+        lambda: RB.gru_gates_backward(h, h, *out[1:], gh, keep))
+    gates = RB.lstm_gates(rng.standard_normal((B, 4 * H)).astype(f), h, h, keep)
     lstm_in = rng.standard_normal((B, 4 * H)).astype(f)
-    row("LSTM gates forward", lambda: rg.lstm_gates(lstm_in, h, h, keep), lambda: rg.lstm_gates_reference(lstm_in, h, h, keep))
+    row("LSTM gates forward", lambda: rg.lstm_gates(lstm_in, h, h, keep), lambda: RB.lstm_gates(lstm_in, h, h, keep))
     row("LSTM gates backward", lambda: rg.lstm_gates_backward(h, h, h, *gates[2:], keep),
-        lambda: rg.lstm_gates_backward_reference(h, h, h, *gates[2:], keep))
+        lambda: RB.lstm_gates_backward(h, h, h, *gates[2:], keep))
     x = rng.standard_normal((B, 3 * H)).astype(f)
-    row("sigmoid (64, 192)", lambda: sigmoid.sigmoid_numba(x), lambda: sigmoid.sigmoid_reference(x))
+    row("sigmoid (64, 192)", lambda: sigmoid.sigmoid(x), lambda: R.sigmoid(x))
     x = rng.standard_normal((512, 512)).astype(f)
-    row("sigmoid (512, 512)", lambda: sigmoid.sigmoid_numba(x), lambda: sigmoid.sigmoid_reference(x))
+    row("sigmoid (512, 512)", lambda: sigmoid.sigmoid(x), lambda: R.sigmoid(x))
     p, g = rng.standard_normal((V, 7 * E)).astype(f), rng.standard_normal((V, 7 * E)).astype(f)
     m, s2 = np.zeros_like(p), np.zeros_like(p)
     scalars = ((f(0.9), f(0.1)), (f(0.999), f(0.001)), f(1e-3), f(0.5), f(1e-8), f(0))
     row("Adam update of the output layer (26, 224)", lambda: adam.adam_update(p, g, m, s2, *scalars),
-        lambda: adam.adam_update_reference(p, g, m, s2, *scalars))
+        lambda: R.adam_update(p, g, m, s2, *scalars))
     indices, grads = rng.integers(0, V, B * 16), rng.standard_normal((B * 16, E)).astype(f)
     row("Embedding backward, 1024 lookups in 26 rows", lambda: scatter_rows.scatter_rows(indices, grads, V),
-        lambda: scatter_rows.scatter_rows_reference(indices, grads, V))
+        lambda: R.scatter_rows(indices, grads, V))
     a, b = rng.standard_normal((B, S, 1)).astype(f), rng.standard_normal((B, 1, 2 * H)).astype(f)
     row("(64, 14, 1) @ (64, 1, 128)", lambda: matmul.matmul(a, b), lambda: np.matmul(a, b),
         "broadcast multiply", "np.matmul")

@@ -26,16 +26,17 @@ def _tinyattn_cases(fused):
     ta.manual_seed(0)
     rng = np.random.default_rng(0)
     cell, layer = nn.GRUCell(I, H), nn.GRU(I, H)
-    cell.fused = layer.fused = fused
     x = ta.tensor(rng.standard_normal((B, I)).astype(np.float32), requires_grad=True)
     h = ta.tensor(rng.standard_normal((B, H)).astype(np.float32), requires_grad=True)
     xs = ta.tensor(rng.standard_normal((B, T, I)).astype(np.float32), requires_grad=True)
 
     def cell_step():
-        cell(x, h).sum().backward()
+        with ta.fused(fused):
+            cell(x, h).sum().backward()
 
     def layer_run():
-        out, h_n = layer(xs)
+        with ta.fused(fused):
+            out, h_n = layer(xs)
         out.sum().backward()
 
     return cell_step, layer_run

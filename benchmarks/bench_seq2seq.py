@@ -29,6 +29,8 @@ B, EMBED, HIDDEN = 64, 32, 64
 def tinyattn_setup(batch=B, max_phrases=4, seed=0):
     """(model, optimizer, batches, step function) for the tinyattn model."""
     import tinyattn as ta
+
+    ta.ops.keep_freed_memory()  # as ta.train.fit does when training starts
     from tinyattn.data import TOKEN_IDS, ToyTranslation
     from tinyattn.models import Seq2Seq
 

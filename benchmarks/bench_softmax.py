@@ -12,7 +12,8 @@ import time
 
 import numpy as np
 
-from tinyattn.ops import softmax as S
+from tinyattn.ops import reference as R
+from tinyattn.ops.kernels import softmax as K
 
 try:
     import torch
@@ -44,8 +45,8 @@ def _cases():
 
 
 def _numpy_and_numba(op, x, g, mask, impl):
-    fwd = getattr(S, f"{op}_{impl}")
-    bwd = getattr(S, f"{op}_backward_{impl}")
+    module = K if impl == "numba" else R
+    fwd, bwd = getattr(module, op), getattr(module, f"{op}_backward")
     if mask is None:
         return lambda: bwd(fwd(x), g)
     return lambda: bwd(fwd(x, mask), g)

@@ -18,7 +18,6 @@ import bench_attention  # noqa: E402
 import bench_compile  # noqa: E402
 import bench_composed  # noqa: E402
 import bench_fused  # noqa: E402
-import bench_matmul  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_recurrent  # noqa: E402
 import bench_scaling  # noqa: E402
@@ -35,7 +34,7 @@ def main():
         torch_version = "not installed"
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or platform.platform()}")
     print(f"python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, torch {torch_version}\n")
-    for title, module in [("Compile", bench_compile), ("Per-op overhead", bench_overhead), ("Matmul", bench_matmul),
+    for title, module in [("Compile", bench_compile), ("Per-op overhead", bench_overhead),
                           ("Softmax", bench_softmax), ("Scaled dot-product attention", bench_attention),
                           ("GRU", bench_recurrent), ("Transformer encoder layer (1 thread)", bench_transformer),
                           ("Fused kernels", bench_fused), ("Seq2Seq training step", bench_seq2seq),

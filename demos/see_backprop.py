@@ -5,7 +5,9 @@
 
 1. One attention step on the worked example of "Illustrated: Self-Attention" (three inputs of
    size 4): the graph that computed the loss, drawn; the backward walk, printed node by node;
-   the weights, dL/dscores and dL/dweights side by side.
+   the weights, dL/dscores and dL/dweights side by side. Then the same inputs through a real
+   nn.MultiheadAttention under `ta.fused(False)`, so that its scores and weights are tensors of
+   the graph: each head's weights and dL/dscores, and the same numbers as its fused node.
 2. Why divide the scores by sqrt(d_k) (Vaswani et al. 2017, section 3.2.1): the size of the
    gradient that reaches Q and K through the softmax, for d_k from 4 to 512, with and without
    the scale, on random inputs and on small trained models.
@@ -72,6 +74,58 @@ def one_step(out_dir):
     row_sums = scores.grad.sum(-1)
     print(f"   each row of dL/dscores sums to 0 (softmax): {np.abs(row_sums).max():.1e}")
     return graph, panels_path
+
+
+def inside_multihead(out_dir):
+    """A real nn.MultiheadAttention (two heads of size 2) on the article's three inputs.
+
+    By default its attention is one fused graph node, with no scores or weights to hold; built
+    under ta.fused(False) it is the composed graph (Q K^T * scale, Softmax, @ V) and the layer
+    keeps that graph's own scores and weights (last_tensors, with keep_weights on).
+    """
+    ta.manual_seed(0)
+    mha = nn.MultiheadAttention(4, 2).double()
+    mha.keep_weights = True
+    x = ta.tensor(X[None])  # (1 sentence, 3 inputs, 4 features): query, key and value alike
+    target = ta.tensor(np.random.default_rng(0).standard_normal((1, 3, 4)))
+
+    def loss_of(out):
+        return ((out - target) ** 2).mean()
+
+    with ta.fused(False):
+        out, _ = mha(x, x, x)
+    scores, weights = mha.last_tensors  # (1, 2 heads, 3, 3) each: tensors of the graph
+    scores.retain_grad()
+    weights.retain_grad()
+    loss = loss_of(out)
+    with ta.autograd.trace() as tape:
+        loss.backward()
+    composed_grads = {name: p.grad.copy() for name, p in mha.named_parameters()}
+    mha.zero_grad()
+    with ta.fused(True):  # the default: one node where the scores and the softmax were
+        fused_out, _ = mha(x, x, x)
+    loss_of(fused_out).backward()
+    gap = max([np.abs(fused_out.data - out.data).max()]
+              + [np.abs(p.grad - composed_grads[name]).max() for name, p in mha.named_parameters()])
+
+    print(f"\n1b. The same inputs through nn.MultiheadAttention(4, 2) under ta.fused(False), loss = {loss.item():.4f}:")
+    print("   its walk, at the nodes of shape (1 sentence, 2 heads, 3 queries, 3 keys), in the order visited:")
+    meaning = {"Softmax": "weights = softmax(scores)", "Mul": "scores = Q K^T * 1/sqrt(2)", "MatMul": "Q K^T"}
+    for r in tape:
+        if r.output_shapes == (scores.shape,):
+            print(f"     {r.name:<8} {meaning.get(r.name, ''):<27} |grad received| {r.grad_output_norms[0]:.3g}")
+    print(f"   fused node and composed graph: outputs and parameter gradients differ by at most {gap:.1e}")
+    names = ["x1", "x2", "x3"]
+    panels = []
+    for head in range(2):
+        panels += [dict(array=weights.data[0, head], title=f"head {head}: weights", x_labels=names, y_labels=names,
+                        caption="mha.last_tensors.weights, the softmax of this head's scores"),
+                   dict(array=scores.grad[0, head], title=f"head {head}: dL/dscores", x_labels=names,
+                        y_labels=names, signed=True, caption="scores.grad after scores.retain_grad()")]
+    path = os.path.join(out_dir, "multihead_heads.png")
+    ta.viz.gradient_panels(panels, path=path, title="inside nn.MultiheadAttention with ta.fused(False)")
+    print(f"   each row of dL/dscores sums to 0 in both heads: {np.abs(scores.grad.sum(-1)).max():.1e}")
+    return path, gap
 
 
 # --- 2. why sqrt(d_k) ----------------------------------------------------------------------------
@@ -225,11 +279,13 @@ def main(argv=None):
     args.out_dir = args.out_dir or os.path.join("demo_out", "see_backprop_quick" if args.quick else "see_backprop")
     os.makedirs(args.out_dir, exist_ok=True)
     pictures = list(one_step(args.out_dir))
+    multihead_picture, multihead_gap = inside_multihead(args.out_dir)
+    pictures.append(multihead_picture)
     scale_picture, random_rows, trained_rows = why_scale(args.out_dir, args.quick)
     pictures.append(scale_picture)
     pictures.extend(learning_over_time(args.out_dir, args.quick))
     print(f"\npictures in {args.out_dir}/: " + ", ".join(os.path.basename(p) for p in pictures))
-    return {"random": random_rows, "trained": trained_rows, "pictures": pictures}
+    return {"random": random_rows, "trained": trained_rows, "multihead_gap": multihead_gap, "pictures": pictures}
 
 
 if __name__ == "__main__":

@@ -86,7 +86,9 @@ case(ew.Tanh, "plain", lambda a: a.tanh(), inputs(strided(2, 5)))
 case(ew.Sigmoid, "plain", lambda a: a.sigmoid(), inputs(normal(3, 4)))
 case(ew.Sigmoid, "large values", lambda a: (a * 8.0).sigmoid(), inputs(normal(6)))
 case(ew.Relu, "away from the kink", lambda a: a.relu(), inputs(away_from_zero(3, 4)))
-case(ew.Cast, "float64 to float64", lambda a: a.double(), inputs(normal(3)))
+case(ew.Cast, "clone: float64 to float64", lambda a: a.clone(), inputs(normal(3)))
+case(ew.PowOfNumber, "2.5 ** x", lambda a: 2.5 ** a, inputs(normal(3, 2)))
+case(ew.PowOfNumber, "0.3 ** x, transposed", lambda a: 0.3 ** a, inputs(transposed(2, 3)))
 
 # --- reductions -----------------------------------------------------------------------------
 case(red.Sum, "all", lambda a: a.sum(), inputs(normal(3, 4)))
@@ -150,7 +152,7 @@ case(lin.LayerNormFunction, "last two axes, no affine",
      lambda x: lin.LayerNormFunction.apply(x, None, None, (1, 2), 1e-5), inputs(strided(2, 3, 4)))
 
 # --- fused recurrent steps --------------------------------------------------------------------
-from tinyattn.nn import recurrent_steps as rs  # noqa: E402
+from tinyattn.nn.fused import recurrent_steps as rs  # noqa: E402
 
 _KEEP = np.array([[True], [False], [True]])  # the middle sequence has ended: its state is frozen
 case(rs.RNNStep, "tanh", lambda gi, h, w, b: rs.RNNStep.apply(gi, h, w, b, "tanh", None),
@@ -168,23 +170,30 @@ case(rs.LSTMStep, "frozen row", lambda gi, h, c, w, b: rs.LSTMStep.apply(gi, h, 
 
 # --- attention ----------------------------------------------------------------------------------
 from tinyattn.nn import sdpa  # noqa: E402
+from tinyattn.nn.fused.sdpa import ScaledDotProductAttention  # noqa: E402
+
+
+def _fused_sdpa(*args, **kwargs):
+    """F.scaled_dot_product_attention's argument handling into the fused node, whatever TINYATTN_FUSED says."""
+    with ta.fused(True):
+        return sdpa.scaled_dot_product_attention(*args, **kwargs)
+
 
 _PAD = np.array([[True, True, False, True], [False, False, False, False]])  # batch 1 attends to nothing
-case(sdpa.ScaledDotProductAttention, "3-D with padding mask and an empty row",
-     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=_PAD[:, None]), inputs(normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6)))
-case(sdpa.ScaledDotProductAttention, "4-D heads, causal, non-contiguous",
-     lambda q, k, v: sdpa.scaled_dot_product_attention(q, k, v, mask=np.tril(np.ones((4, 4), bool)), scale=0.7),
+case(ScaledDotProductAttention, "3-D with padding mask and an empty row",
+     lambda q, k, v: _fused_sdpa(q, k, v, mask=_PAD[:, None]), inputs(normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6)))
+case(ScaledDotProductAttention, "4-D heads, causal, non-contiguous",
+     lambda q, k, v: _fused_sdpa(q, k, v, mask=np.tril(np.ones((4, 4), bool)), scale=0.7),
      inputs(transposed(2, 3, 4, 5), normal(2, 3, 4, 5), strided(2, 3, 4, 2)))
 # bias: a learned additive bias (PyTorch's float attn_mask), broadcast over the batch, with -inf
 # hiding one key; keep: a fixed dropout multiplier (0 or 1/(1-p)) of the weights.
 _KEEP_HALF = np.random.default_rng(0).choice([0.0, 2.0], (2, 3, 4))
 _HIDE = np.where(np.eye(3, 4, k=1, dtype=bool), -np.inf, 0.0)
-case(sdpa.ScaledDotProductAttention, "additive bias (trained) and -inf bias",
-     lambda q, k, v, b: sdpa.scaled_dot_product_attention(q, k, v, bias=b + _HIDE),
+case(ScaledDotProductAttention, "additive bias (trained) and -inf bias",
+     lambda q, k, v, b: _fused_sdpa(q, k, v, bias=b + _HIDE),
      inputs(normal(2, 2, 3, 5), normal(2, 2, 4, 5), normal(2, 2, 4, 3), normal(2, 1, 3, 4)))
-case(sdpa.ScaledDotProductAttention, "dropout multiplier, mask",
-     lambda q, k, v: sdpa.ScaledDotProductAttention.apply(q, k, v, _PAD[:, None], 0.5, None,
-                                                          _KEEP_HALF),
+case(ScaledDotProductAttention, "dropout multiplier, mask",
+     lambda q, k, v: ScaledDotProductAttention.apply(q, k, v, _PAD[:, None], 0.5, None, _KEEP_HALF),
      inputs(normal(2, 3, 5), normal(2, 4, 5), normal(2, 4, 6)))
 
 # --- activations -----------------------------------------------------------------------------
@@ -193,7 +202,7 @@ from tinyattn.nn import gelu  # noqa: E402
 case(gelu.GELUFunction, "exact (erf), wide range", lambda x: gelu.gelu(x * 3.0), inputs(strided(3, 5)))
 case(gelu.GELUFunction, "tanh approximation", lambda x: gelu.gelu(x * 3.0, approximate="tanh"), inputs(normal(4, 3)))
 
-from tinyattn.nn import additive_attention as aa  # noqa: E402
+from tinyattn.nn.fused import additive_attention as aa  # noqa: E402
 
 # (query, W, projected keys U k, v, values); the second batch entry attends to nothing
 case(aa.AdditiveAttention, "two queries, padding mask with an empty row",
@@ -203,7 +212,7 @@ case(aa.AdditiveAttention, "causal (Tq, Tk) mask, non-contiguous query",
      lambda q, W, uk, v, values: aa.AdditiveAttention.apply(q, W, uk, v, values, np.tril(np.ones((4, 4), bool))),
      inputs(transposed(2, 4, 3), normal(5, 3), normal(2, 4, 5), normal(1, 5), normal(2, 4, 2)))
 
-from tinyattn.nn import attentive_decoder as ad  # noqa: E402
+from tinyattn.nn.fused import attentive_decoder as ad  # noqa: E402
 
 # (embedded (B, T, E), state (B, H), U k (B, S, h), values (B, S, Dv), W (h, H), v (1, h),
 #  weight_ih (3H, E + Dv), weight_hh (3H, H), bias_ih, bias_hh): B 2, T 3, E 2, H 4, S 4, h 5, Dv 3
@@ -218,7 +227,7 @@ case(ad.AttentiveGRUDecoder, "no mask, no biases, non-contiguous words",
      inputs(transposed(2, 3, 2), normal(2, 4), normal(2, 4, 5), normal(2, 4, 3), normal(5, 4), normal(1, 5),
             normal(12, 5), normal(12, 4)))
 
-from tinyattn.nn import gru_sequence as gs  # noqa: E402
+from tinyattn.nn.fused import gru_sequence as gs  # noqa: E402
 
 # (gi (B, T, 3H), h0 (B, H), weight_hh (3H, H), bias_hh): B 3, T 4, H 2; rows of lengths 4, 1, 3
 case(gs.GRUSequence, "lengths, forward in time",
@@ -228,7 +237,7 @@ case(gs.GRUSequence, "no lengths, backward in time, no bias, non-contiguous inpu
      lambda gi, h0, w: gs.GRUSequence.apply(gi, h0, w, None, None, True),
      inputs(transposed(3, 4, 6), strided(3, 2), normal(6, 2)))
 
-from tinyattn.nn import lstm_sequence as ls  # noqa: E402
+from tinyattn.nn.fused import lstm_sequence as ls  # noqa: E402
 
 # (gi (B, T, 4H), h0, c0 (B, H), weight_hh (4H, H), bias_hh): B 3, T 4, H 2; rows of lengths 4, 1, 3
 case(ls.LSTMSequence, "lengths, backward in time",

@@ -1,5 +1,8 @@
-"""TINYATTN_BACKEND picks every kernel's implementation; a wrong value is a clear error."""
+"""The one door to the kernels: the table, the rule, lazy loading, and TINYATTN_BACKEND."""
+import importlib
 import os
+import pathlib
+import pkgutil
 import subprocess
 import sys
 
@@ -8,9 +11,7 @@ import pytest
 
 import tinyattn as ta
 import tinyattn.nn as nn
-from tinyattn.ops import additive_attention as aa
-from tinyattn.ops import adam, recurrent_gates, scatter_rows, sigmoid
-from tinyattn.ops import softmax as sm
+from tinyattn.ops import arrays, kernels
 
 
 def _backend_in_subprocess(value):
@@ -25,18 +26,48 @@ def test_environment_variable_selects_the_numpy_references():
     assert result.returncode != 0 and "TINYATTN_BACKEND='cuda' is not a backend" in result.stderr
 
 
+def _compiled_kernels():
+    """Every compiled kernel of the package, found by looking: each Numba function in each module
+    of tinyattn/ops/kernels (module, name), and each module's entry points named in arrays.TABLE."""
+    import numba.core.registry
+
+    found = []
+    for info in pkgutil.iter_modules(kernels.__path__):
+        module = importlib.import_module(f"{kernels.__name__}.{info.name}")
+        found += [(module, name) for name, value in vars(module).items()
+                  if isinstance(value, numba.core.registry.CPUDispatcher) and value.py_func.__module__ == module.__name__]
+    return found
+
+
+def test_every_table_entry_has_its_kernel_and_every_kernel_module_is_in_the_table():
+    used = set()
+    for name, (reference_function, module_name, _) in arrays.TABLE.items():
+        assert callable(arrays.kernel(name)) and callable(reference_function)
+        assert getattr(arrays, name).reference is reference_function
+        used.add(module_name)
+    helpers = {"fast_exp", "fast_activations"}  # functions the kernels inline, no entry of their own
+    assert {info.name for info in pkgutil.iter_modules(kernels.__path__)} == used | helpers
+
+
+def test_the_engine_loads_no_numba_until_a_kernel_runs():
+    script = ("import sys, tinyattn, tinyattn.autograd; before = 'numba' in sys.modules; "
+              "x = tinyattn.randn(3, 4, requires_grad=True); x.softmax(-1).sum().backward(); "
+              "print(before, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]
+    autograd = pathlib.Path(ta.__file__).parent / "autograd"
+    assert not [p.name for p in autograd.glob("*.py") if "numba" in p.read_text().lower()]
+
+
 @pytest.mark.numpy_backend
-def test_numpy_backend_runs_no_numba_kernel(monkeypatch, rng):
+def test_numpy_backend_runs_no_compiled_kernel(monkeypatch, rng):
     def forbidden(*args, **kwargs):
         raise AssertionError("a Numba kernel ran under the numpy backend")
 
-    for module, names in ((sm, ["softmax_numba", "softmax_backward_numba", "log_softmax_numba", "log_softmax_backward_numba"]),
-                          (aa, ["through_pair_tanh_numba"]),
-                          (recurrent_gates, ["_gru_forward_kernel", "_gru_backward_kernel",
-                                             "_lstm_forward_kernel", "_lstm_backward_kernel"]),
-                          (adam, ["_adam_kernel"]), (scatter_rows, ["_scatter_kernel"]), (sigmoid, ["sigmoid_numba"])):
-        for name in names:
-            monkeypatch.setattr(module, name, forbidden)
+    found = _compiled_kernels()
+    assert len(found) >= 10  # the scan sees them (softmax's two, the gates' four, adam's, ...)
+    for module, name in found:
+        monkeypatch.setattr(module, name, forbidden)
     x = ta.tensor(rng.standard_normal((3, 4)), requires_grad=True)
     loss = ((x @ x.T).softmax(-1).sum() + ta.cross_entropy(x, np.array([0, 1, 3])) + x.sigmoid().sum())
     attention, gru, lstm = nn.Attention(4, 4, score="additive"), nn.GRUCell(4, 4), nn.LSTMCell(4, 4)

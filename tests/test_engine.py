@@ -238,12 +238,12 @@ def test_a_freed_node_met_deep_in_a_second_graph_is_a_clear_error():
 
 
 def test_the_drawing_order_is_the_order_the_walk_visits():
-    from tinyattn.autograd.engine import _reverse_topological_order
+    from tinyattn.autograd.engine import reverse_topological_order
 
     x = ta.tensor(np.ones(2), requires_grad=True)
     a = x.exp()
     y = (a * x.tanh() + a).sum()
-    order = _reverse_topological_order([y._ctx])
+    order = reverse_topological_order([y._ctx])
     with ta.autograd.trace() as tape:
         y.backward()
     assert [record.node_id for record in tape] == [id(node) for node in order]

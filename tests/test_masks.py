@@ -82,7 +82,7 @@ def test_masks_must_be_bool_and_padding_mask_checks_lengths():
 
 def test_softmax_reads_a_broadcast_mask_without_a_full_size_copy(monkeypatch):
     """The mask handed to the kernel keeps its own size (strides do the broadcasting)."""
-    from tinyattn.ops import softmax as kernels
+    from tinyattn.ops import arrays as kernels
 
     seen = []
     original = kernels.softmax

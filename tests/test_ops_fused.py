@@ -8,10 +8,12 @@ import tinyattn as ta
 import tinyattn.nn as nn
 from tinyattn.data import TOKEN_IDS, ToyTranslation
 from tinyattn.models import Seq2Seq
-from tinyattn.nn.additive_attention import AdditiveAttention, additive_attention_composed
-from tinyattn.ops import adam, matmul, recurrent_gates as rg, scatter_rows, sigmoid, use_backend
-from tinyattn.ops import additive_attention as aa
-from tinyattn.ops.fast_activations import fast_sigmoid, fast_tanh
+from tinyattn.nn.additive_attention import additive_attention_composed
+from tinyattn.nn.fused.additive_attention import AdditiveAttention
+from tinyattn.ops import additive_attention as aa, arrays as A, reference as R, reference_blocks as RB, use_backend
+from tinyattn.ops.kernels import adam, matmul, sigmoid, scatter_rows
+from tinyattn.ops.kernels import additive_attention as aak
+from tinyattn.ops.kernels.fast_activations import fast_sigmoid, fast_tanh
 
 DTYPES = [np.float32, np.float64]
 TOL = {np.float32: 2e-5, np.float64: 1e-12}
@@ -62,7 +64,7 @@ def test_additive_attention_kernels_match_the_reference(dtype, rng):
     wq, uk, v, values, mask = _attention_arrays(rng, dtype)
     hidden = aa.pair_tanh(wq, uk)
     d_score = rng.standard_normal(hidden.shape[:3]).astype(dtype)
-    for a, b in zip(aa.through_pair_tanh_numba(d_score, v, hidden), aa.through_pair_tanh_reference(d_score, v, hidden)):
+    for a, b in zip(aak.through_pair_tanh(d_score, v, hidden), RB.through_pair_tanh(d_score, v, hidden)):
         np.testing.assert_allclose(a, b, rtol=10 * TOL[dtype], atol=10 * TOL[dtype])
     with use_backend("numba"):
         context, weights, _ = aa.additive_attention(wq, uk, v, values, mask)
@@ -91,8 +93,8 @@ def test_attention_layer_fused_or_not_and_with_precomputed_keys_agree(rng):
     mask = nn.padding_mask(np.array([7, 2]), 7)
     fused = attention(query, keys, keys, mask=mask)
     precomputed = attention(query, attention.precompute_keys(keys), keys, mask=mask)
-    attention.fused = False
-    composed = attention(query, keys, keys, mask=mask)
+    with ta.fused(False):
+        composed = attention(query, keys, keys, mask=mask)
     for a, b, c in zip(fused, precomputed, composed):
         np.testing.assert_allclose(a.data, c.data, atol=1e-12)
         np.testing.assert_array_equal(a.data, b.data)
@@ -121,21 +123,21 @@ def test_gru_and_lstm_gate_kernels_match_the_reference(dtype, frozen, rng):
     normal = lambda *s: rng.standard_normal(s).astype(dtype)  # noqa: E731
     gi, gh, h, g = normal(B, 3 * H), normal(B, 3 * H), normal(B, H), normal(B, H)
     with use_backend("numba"):
-        fast = rg.gru_gates(gi, gh, h, keep)
-        fast_back = rg.gru_gates_backward(g, h, *fast[1:], gh, keep)
+        fast = A.gru_gates(gi, gh, h, keep)
+        fast_back = A.gru_gates_backward(g, h, *fast[1:], gh, keep)
     with use_backend("numpy"):
-        slow = rg.gru_gates(gi, gh, h, keep)
-        slow_back = rg.gru_gates_backward(g, h, *slow[1:], gh, keep)
+        slow = A.gru_gates(gi, gh, h, keep)
+        slow_back = A.gru_gates_backward(g, h, *slow[1:], gh, keep)
     for a, b in zip(fast + fast_back, slow + slow_back):
         np.testing.assert_allclose(a, b, rtol=TOL[dtype], atol=TOL[dtype])
 
     gates, c, grad_c = normal(B, 4 * H), normal(B, H), normal(B, H)
     with use_backend("numba"):
-        fast = rg.lstm_gates(gates, c, h, keep)
-        fast_back = rg.lstm_gates_backward(g, grad_c, c, *fast[2:], keep)
+        fast = A.lstm_gates(gates, c, h, keep)
+        fast_back = A.lstm_gates_backward(g, grad_c, c, *fast[2:], keep)
     with use_backend("numpy"):
-        slow = rg.lstm_gates(gates, c, h, keep)
-        slow_back = rg.lstm_gates_backward(g, grad_c, c, *slow[2:], keep)
+        slow = A.lstm_gates(gates, c, h, keep)
+        slow_back = A.lstm_gates_backward(g, grad_c, c, *slow[2:], keep)
     for a, b in zip(fast + fast_back, slow + slow_back):
         if b is None:
             assert a is None
@@ -146,18 +148,18 @@ def test_gru_and_lstm_gate_kernels_match_the_reference(dtype, frozen, rng):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sigmoid_scatter_and_outer_product_kernels_match_their_references(dtype, rng):
     x = (rng.standard_normal((7, 9)) * 30).astype(dtype)
-    np.testing.assert_allclose(sigmoid.sigmoid_numba(x), sigmoid.sigmoid_reference(x), rtol=TOL[dtype], atol=0)
+    np.testing.assert_allclose(sigmoid.sigmoid(x), R.sigmoid(x), rtol=TOL[dtype], atol=0)
     indices, rows = rng.integers(0, 4, 50), rng.standard_normal((50, 3)).astype(dtype)
     # the same additions in the same order: the same bits
     np.testing.assert_array_equal(scatter_rows.scatter_rows(indices, rows, 6),
-                                  scatter_rows.scatter_rows_reference(indices, rows, 6))
+                                  R.scatter_rows(indices, rows, 6))
     # an inner size of 1: broadcast batch axes (numpy's a * b), the same batch axes (the Numba
     # kernel), 2-D, and a transposed (non-contiguous) operand; one product per entry: same bits
     for a_shape, b_shape in [((4, 5, 1), (3, 1, 1, 6)), ((2, 3, 5, 1), (2, 3, 1, 6)), ((5, 1), (1, 6))]:
         a, b = rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
-        np.testing.assert_array_equal(matmul.matmul(a, b), matmul.matmul_reference(a, b))
+        np.testing.assert_array_equal(matmul.matmul(a, b), R.matmul(a, b))
     a, b = rng.standard_normal((3, 1, 5)).astype(dtype).swapaxes(1, 2), rng.standard_normal((3, 1, 4)).astype(dtype)
-    np.testing.assert_array_equal(matmul.matmul(a, b), matmul.matmul_reference(a, b))
+    np.testing.assert_array_equal(matmul.matmul(a, b), R.matmul(a, b))
 
 
 def test_outer_products_with_no_rows_or_columns_and_mismatched_inner_sizes_act_as_np_matmul():
@@ -179,7 +181,7 @@ def test_adam_kernel_gives_the_references_bits(dtype, weight_decay, rng):
     for t in range(1, 4):
         scalars = ((f(0.9), f(1 - 0.9)), (f(0.999), f(1 - 0.999)), f(0.01 / (1 - 0.9 ** t)),
                    f(np.sqrt(1 - 0.999 ** t)), f(1e-8), f(weight_decay))
-        adam.adam_update_reference(arrays[0][0], g, arrays[0][1], arrays[0][2], *scalars)
+        R.adam_update(arrays[0][0], g, arrays[0][1], arrays[0][2], *scalars)
         with use_backend("numba"):
             adam.adam_update(arrays[1][0], g, arrays[1][1], arrays[1][2], *scalars)
         for a, b in zip(*arrays):

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinyattn.ops import softmax as S
+from tinyattn.ops import arrays, reference as R
+from tinyattn.ops.kernels import softmax as K
 from tinyattn.ops import use_backend
 
 TOL = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
@@ -60,17 +61,17 @@ def test_numba_matches_reference(shape, dtype, scale, layout):
         assert not x.flags.c_contiguous
     x_copy = x.copy()
 
-    y = S.softmax_numba(x)
+    y = K.softmax(x)
     check_out(y, x)
-    close(y, S.softmax_reference(x), dtype)
+    close(y, R.softmax(x), dtype)
     close(y.sum(-1), np.ones(shape[:-1]), dtype)
     gs = np.abs(g).max()
-    close(S.softmax_backward_numba(y, g), S.softmax_backward_reference(y, g), dtype, gs)
+    close(K.softmax_backward(y, g), R.softmax_backward(y, g), dtype, gs)
 
-    z = S.log_softmax_numba(x)
+    z = K.log_softmax(x)
     check_out(z, x)
-    close(z, S.log_softmax_reference(x), dtype)
-    close(S.log_softmax_backward_numba(z, g), S.log_softmax_backward_reference(z, g), dtype,
+    close(z, R.log_softmax(x), dtype)
+    close(K.log_softmax_backward(z, g), R.log_softmax_backward(z, g), dtype,
           gs * shape[-1])
     np.testing.assert_array_equal(x, x_copy)  # inputs untouched
 
@@ -83,9 +84,9 @@ def test_masks_broadcast(dtype, mask_shape):
     x = rng.standard_normal((4, 3, 5, 9)).astype(dtype)
     mask = rng.random(mask_shape) < 0.6
     mask[(0,) * (len(mask_shape) - 1)] = False  # at least one row fully masked
-    y = S.softmax_numba(x, mask)
+    y = K.softmax(x, mask)
     check_out(y, x)
-    ref = S.softmax_reference(x, mask)
+    ref = R.softmax(x, mask)
     close(y, ref, dtype)
     keep = np.broadcast_to(mask, x.shape)
     assert np.all(y[~keep] == 0)  # excluded: exactly zero
@@ -96,7 +97,7 @@ def test_masks_broadcast(dtype, mask_shape):
     assert not any_kept.all()  # the fully masked rows really are there
 
 
-@pytest.mark.parametrize("f", [S.softmax_numba, S.softmax_reference])
+@pytest.mark.parametrize("f", [K.softmax, R.softmax])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_edge_rows(f, dtype):
     inf = np.inf
@@ -116,7 +117,7 @@ def test_edge_rows(f, dtype):
           dtype)
     # the same rows through log-softmax (no mask): -inf exactly where x is -inf (log of the
     # all-zero softmax row included), finite elsewhere even where softmax underflows to 0
-    lf = S.log_softmax_numba if f is S.softmax_numba else S.log_softmax_reference
+    lf = K.log_softmax if f is K.softmax else R.log_softmax
     z = lf(x)
     y0 = f(x)
     np.testing.assert_array_equal(np.isneginf(z), np.isneginf(x))
@@ -124,7 +125,7 @@ def test_edge_rows(f, dtype):
     close(np.exp(z), y0, dtype)
     # backward through a fully masked row stays zero, not NaN
     g = np.ones_like(x)
-    bf = S.softmax_backward_numba if f is S.softmax_numba else S.softmax_backward_reference
+    bf = K.softmax_backward if f is K.softmax else R.softmax_backward
     dx = bf(y, g)
     assert np.all(np.isfinite(dx)) and np.all(dx[3] == 0)
 
@@ -147,8 +148,8 @@ def test_backward_finite_differences(which, impl):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((3, 7))
     g = rng.standard_normal((3, 7))
-    fwd = getattr(S, f"{which}_{impl}")
-    bwd = getattr(S, f"{which}_backward_{impl}")
+    module = K if impl == "numba" else R
+    fwd, bwd = getattr(module, which), getattr(module, f"{which}_backward")
     dx = bwd(fwd(x), g)
     np.testing.assert_allclose(dx, _numeric_vjp(fwd, x, g), rtol=1e-6, atol=1e-8)
 
@@ -158,66 +159,50 @@ def test_masked_backward_finite_differences():
     x = rng.standard_normal((2, 6))
     mask = np.array([True, False, True, True, False, True])
     g = rng.standard_normal((2, 6))
-    dx = S.softmax_backward_numba(S.softmax_numba(x, mask), g)
-    np.testing.assert_allclose(dx, _numeric_vjp(lambda z: S.softmax_numba(z, mask), x, g), rtol=1e-6, atol=1e-8)
+    dx = K.softmax_backward(K.softmax(x, mask), g)
+    np.testing.assert_allclose(dx, _numeric_vjp(lambda z: K.softmax(z, mask), x, g), rtol=1e-6, atol=1e-8)
     assert np.all(dx[:, ~mask] == 0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_dispatch_default_is_numba_and_matches(dtype):
     x = np.random.default_rng(4).standard_normal((2, 3, 17)).astype(dtype)
-    y = S.softmax(x)
+    y = arrays.softmax(x)
     check_out(y, x)
-    close(y, S.softmax_reference(x), dtype)
-    close(S.log_softmax(x), S.log_softmax_reference(x), dtype)
+    close(y, R.softmax(x), dtype)
+    close(arrays.log_softmax(x), R.log_softmax(x), dtype)
     g = np.ones_like(x)
-    close(S.softmax_backward(y, g), S.softmax_backward_reference(y, g), dtype)
-    z = S.log_softmax(x)
-    close(S.log_softmax_backward(z, g), S.log_softmax_backward_reference(z, g), dtype)
-
-
-@pytest.mark.numpy_backend
-def test_numpy_backend_uses_reference(monkeypatch):
-    calls = []
-    for name in ["softmax", "softmax_backward", "log_softmax", "log_softmax_backward"]:
-        ref = getattr(S, f"{name}_reference")
-        monkeypatch.setattr(S, f"{name}_reference",
-                            lambda *a, _r=ref, _n=name, **k: calls.append(_n) or _r(*a, **k))
-        monkeypatch.setattr(S, f"{name}_numba", lambda *a, **k: pytest.fail("numba called"))
-    x = np.random.default_rng(5).standard_normal((3, 4))
-    with use_backend("numpy"):
-        y = S.softmax(x, x > 0)
-        S.softmax_backward(y, x)
-        S.log_softmax_backward(S.log_softmax(x), x)
-    assert calls == ["softmax", "softmax_backward", "log_softmax", "log_softmax_backward"]
+    close(arrays.softmax_backward(y, g), R.softmax_backward(y, g), dtype)
+    z = arrays.log_softmax(x)
+    close(arrays.log_softmax_backward(z, g), R.log_softmax_backward(z, g), dtype)
 
 
 def test_zero_size_and_1d():
     for shape in [(0, 5), (3, 0), (7,)]:
         x = np.random.default_rng(6).standard_normal(shape)
-        y = S.softmax_numba(x)
+        y = K.softmax(x)
         assert y.shape == shape
         if x.size:
-            close(y, S.softmax_reference(x), np.float64)
+            close(y, R.softmax(x), np.float64)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_large_input_split_over_threads(dtype, monkeypatch):
     # big enough (> _SPLIT_MIN entries, lowered here to keep the test small) that the wrappers
     # run two halves of the rows on two threads: the second half must find its own mask rows
-    monkeypatch.setattr(S, "_SPLIT_MIN", 1 << 15)
-    assert 8 * 4 * 33 * 40 >= S._SPLIT_MIN
+    monkeypatch.setattr(K, "_SPLIT_MIN", 1 << 15)
+    assert 8 * 4 * 33 * 40 >= K._SPLIT_MIN
     rng = np.random.default_rng(7)
     x = rng.standard_normal((8, 4, 33, 40)).astype(dtype)
     g = rng.standard_normal(x.shape).astype(dtype)
     for mshape in [(8, 1, 1, 40), (1, 4, 33, 1), (33, 40)]:
         mask = rng.random(mshape) < 0.7
-        y = S.softmax_numba(x, mask)
-        close(y, S.softmax_reference(x, mask), dtype)
-        close(S.softmax_backward_numba(y, g), S.softmax_backward_reference(y, g), dtype, 5)
-    z = S.log_softmax_numba(x)
-    close(z, S.log_softmax_reference(x), dtype)
-    close(S.log_softmax_backward_numba(z, g), S.log_softmax_backward_reference(z, g), dtype, 200)
+        y = K.softmax(x, mask)
+        close(y, R.softmax(x, mask), dtype)
+        close(K.softmax_backward(y, g), R.softmax_backward(y, g), dtype, 5)
+    z = K.log_softmax(x)
+    close(z, R.log_softmax(x), dtype)
+    close(K.log_softmax_backward(z, g), R.log_softmax_backward(z, g), dtype, 200)
 
 
 # ----------------------------------------------------------------------------- fast_exp
@@ -232,7 +217,7 @@ def test_fast_exp_accuracy(dtype, lo, hi):
     # softmax range [lo, 0] (subnormal results and the underflow to 0 included), the positive
     # range up to overflow, and the special values
     import numba
-    from tinyattn.ops.fast_exp import fast_exp
+    from tinyattn.ops.kernels.fast_exp import fast_exp
 
     @numba.njit
     def exp_all(a):
@@ -272,12 +257,12 @@ def test_row_lengths_around_the_unroll(dtype, n):
     mask = rng.random((n + 2, n)) < 0.7
     g = rng.standard_normal(x.shape).astype(dtype)
     for m in [None, mask]:
-        y = S.softmax_numba(x, m)
-        close(y, S.softmax_reference(x, m), dtype)
-        close(S.softmax_backward_numba(y, g), S.softmax_backward_reference(y, g), dtype, 5)
-    z = S.log_softmax_numba(x)
-    close(z, S.log_softmax_reference(x), dtype, 50)
-    close(S.log_softmax_backward_numba(z, g), S.log_softmax_backward_reference(z, g), dtype, 5 * n)
+        y = K.softmax(x, m)
+        close(y, R.softmax(x, m), dtype)
+        close(K.softmax_backward(y, g), R.softmax_backward(y, g), dtype, 5)
+    z = K.log_softmax(x)
+    close(z, R.log_softmax(x), dtype, 50)
+    close(K.log_softmax_backward(z, g), R.log_softmax_backward(z, g), dtype, 5 * n)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -285,16 +270,16 @@ def test_masked_entries_may_hold_anything(dtype):
     # excluded entries are never used: inf, -inf, NaN or huge values there change nothing
     x = np.array([[1.0, np.inf, 2.0, np.nan, -np.inf, 1e30, 3.0, -1e30, 0.5]], dtype)
     mask = np.array([True, False, True, False, False, False, True, False, True])
-    y = S.softmax_numba(x, mask)
+    y = K.softmax(x, mask)
     clean = np.where(mask, x, 0).astype(dtype)
-    close(y, S.softmax_reference(clean, mask), dtype)
+    close(y, R.softmax(clean, mask), dtype)
     assert np.all(y[0, ~mask] == 0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_nan_row_stays_nan_in_kernel_and_reference(dtype):
     x = np.array([[np.nan, np.nan, np.nan], [1.0, np.nan, 0.0], [1.0, 2.0, 3.0]], dtype)
-    for fn in (S.softmax_numba, S.softmax_reference, S.log_softmax_numba, S.log_softmax_reference):
+    for fn in (K.softmax, R.softmax, K.log_softmax, R.log_softmax):
         with np.errstate(invalid="ignore"):
             y = fn(x)
         assert np.isnan(y[0]).all() and np.isnan(y[1]).all() and np.isfinite(y[2]).all(), fn.__name__

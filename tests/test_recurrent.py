@@ -13,24 +13,18 @@ def _t(rng, *shape):
     return ta.tensor(rng.standard_normal(shape), requires_grad=True)
 
 
-def _set_fused(module, fused):
-    module.fused = fused
-    for cell in getattr(module, "cells", []):
-        cell.fused = fused
-
-
 @pytest.mark.parametrize("fused", [True, False], ids=["fused", "reference"])
 @pytest.mark.parametrize("cls", CELLS, ids=lambda c: c.__name__)
 def test_cells_gradcheck_inputs_state_and_parameters(cls, fused, rng):
     cell = cls(3, 4).double()
-    cell.fused = fused
     x, h, c = _t(rng, 2, 3), _t(rng, 2, 4), _t(rng, 2, 4)
     params = tuple(cell.parameters())
-    if cls is nn.LSTMCell:
-        fn = lambda x, h, c, *p: cell(x, (h, c))  # noqa: E731
-        assert ta.gradcheck(fn, (x, h, c, *params))
-    else:
-        assert ta.gradcheck(lambda x, h, *p: cell(x, h), (x, h, *params))
+    with ta.fused(fused):
+        if cls is nn.LSTMCell:
+            fn = lambda x, h, c, *p: cell(x, (h, c))  # noqa: E731
+            assert ta.gradcheck(fn, (x, h, c, *params))
+        else:
+            assert ta.gradcheck(lambda x, h, *p: cell(x, h), (x, h, *params))
 
 
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
@@ -55,12 +49,12 @@ def test_fused_and_reference_agree_to_1e_10(cls, rng):
     lengths = np.array([6, 1, 3])
     results = []
     for fused in (True, False):
-        _set_fused(layer, fused)
         layer.zero_grad()
         xt = ta.tensor(x, requires_grad=True)
-        out, state = layer(xt, lengths=lengths)
+        with ta.fused(fused):
+            out, state = layer(xt, lengths=lengths)
         h_n = state[0] if isinstance(state, tuple) else state
-        (out * ta.tensor(np.sin(np.arange(out.size).reshape(out.shape)))).sum().backward(retain_graph=False)
+        (out * ta.tensor(np.sin(np.arange(out.numel()).reshape(out.shape)))).sum().backward(retain_graph=False)
         results.append([out.data, h_n.data, xt.grad] + [p.grad for p in layer.parameters()])
     for fused_value, reference_value in zip(*results):
         np.testing.assert_allclose(fused_value, reference_value, rtol=0, atol=1e-10)
@@ -105,7 +99,7 @@ def test_recurrent_errors_name_the_layer_and_shapes():
         nn.GRU(3, 4)(ta.ones(2, 3))
     with pytest.raises(ValueError, match=r"lengths must lie in \[1, 5\]"):
         nn.GRU(3, 4)(ta.ones(2, 5, 3), lengths=np.array([0, 5]))
-    with pytest.raises(ta.ShapeError, match=r"h0 \(1, 2, 4\), expected \(2, 2, 4\)"):
+    with pytest.raises(ta.ShapeError, match=r"h0 \(1, 2, 4\), expected .* = \(2, 2, 4\)"):
         nn.RNN(3, 4, bidirectional=True)(ta.ones(2, 5, 3), ta.zeros(1, 2, 4))
 
 

@@ -11,6 +11,9 @@ def test_the_demo_shows_the_walk_the_scale_and_learning(tmp_path, capsys):
     walk = out.split("the backward walk")[1].split("nodes,")[0]
     assert walk.index("Mean") < walk.index("Softmax") < walk.index("Permute")  # consumers before producers
     assert "each row of dL/dscores sums to 0 (softmax): " in out
+    inside = out.split("1b. ")[1].split("\n2. ")[0]  # a real MultiheadAttention under ta.fused(False)
+    assert inside.index("Softmax") < inside.index("Mul ") < inside.index("MatMul")  # weights, scores, Q K^T
+    assert "ScaledDotProductAttention" not in inside and result["multihead_gap"] < 1e-12
     random_rows = {row[0]: row for row in result["random"]}  # d: (d, grad scaled, sat., grad unscaled, sat.)
     assert random_rows[512][4] > 0.5 and random_rows[512][2] == 0           # unscaled rows saturate, scaled do not
     assert random_rows[512][3] < 0.2 * random_rows[512][1]                   # ... and their gradient vanishes

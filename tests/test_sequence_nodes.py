@@ -1,20 +1,20 @@
-"""nn.GRU's and nn.LSTM's whole-sequence nodes (nn/gru_sequence.py, nn/lstm_sequence.py) equal
-the step-by-step graph they replace."""
+"""nn.GRU's and nn.LSTM's whole-sequence nodes (nn/fused/gru_sequence.py, nn/fused/lstm_sequence.py)
+equal the step-by-step graph they replace."""
 import numpy as np
 import pytest
 
 import tinyattn as ta
 import tinyattn.nn as nn
-from tinyattn.nn.running_rows import RunningRows
+from tinyattn.nn.fused.running_rows import RunningRows
 
 
 def _run(layer, x, states, lengths, fused, upstream):
     """Outputs, final states and every gradient, for a random upstream gradient on every output."""
-    layer.fused = fused
     layer.zero_grad()
     xt = ta.tensor(x, requires_grad=True)
     initial = [ta.tensor(s, requires_grad=True) for s in states]  # [h0] or [h0, c0]
-    out, final = layer(xt, initial[0] if len(initial) == 1 else tuple(initial), lengths=lengths)
+    with ta.fused(fused):
+        out, final = layer(xt, initial[0] if len(initial) == 1 else tuple(initial), lengths=lengths)
     final = [final] if len(initial) == 1 else list(final)
     loss = (out * ta.tensor(upstream[0])).sum()
     for tensor, weights in zip(final, upstream[1:]):

@@ -2,6 +2,7 @@
 
 The fixtures are committed, so this runs (and must pass) where PyTorch is not installed.
 """
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -23,16 +24,14 @@ def _group(fixture, prefix):
 
 
 def _check(name, module, run, fused=None):
+    """fused: True or False runs `run` with the switch so; None leaves it as it is."""
     fixture = _load(name)
     if module is not None:
         module.double()
-        if fused is not None:
-            module.fused = fused
-            for cell in getattr(module, "cells", []):
-                cell.fused = fused
         module.load_state_dict(_group(fixture, "param."))
     inputs = {k: ta.tensor(v, requires_grad=v.dtype.kind == "f") for k, v in _group(fixture, "input.").items()}
-    outputs = run(module, fixture, **inputs)
+    with ta.fused(fused) if fused is not None else contextlib.nullcontext():
+        outputs = run(module, fixture, **inputs)
     count = len(_group(fixture, "output."))
     assert len(outputs) == count
     for i, out in enumerate(outputs):

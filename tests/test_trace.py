@@ -27,9 +27,9 @@ def _graph(root):
 def test_the_trace_visits_every_node_once_after_all_its_consumers(rng):
     ta.manual_seed(0)
     attention = nn.Attention(4, 4, score="additive", hidden_size=5).double()
-    attention.fused = False                              # the composed ops: a graph with many nodes
     x = ta.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
-    context, weights = attention(x, x, x)                # x used as query, keys and values
+    with ta.fused(False):                                # the composed ops: a graph with many nodes
+        context, weights = attention(x, x, x)            # x used as query, keys and values
     loss = (context * context).sum() + weights.max()     # two paths from the loss
     nodes, consumers = _graph(loss)
     assert len(nodes) > 10

@@ -154,10 +154,6 @@ def test_initialisation_follows_pytorch():
 
 
 def test_errors_name_the_shapes_and_the_fix(rng):
-    with pytest.raises(ValueError, match="batch_first=False"):
-        nn.MultiheadAttention(4, 2, batch_first=False)
-    with pytest.raises(ValueError, match="batch_first=False"):
-        nn.TransformerEncoderLayer(4, 2, batch_first=False)
     with pytest.raises(ValueError, match="positive multiple of num_heads 3"):
         nn.MultiheadAttention(4, 3)
     with pytest.raises(ValueError, match="activation should be 'relu', 'gelu' or a callable, not 'tanh'"):

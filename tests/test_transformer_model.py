@@ -44,5 +44,11 @@ def test_pytorch_defaults_and_initialisation():
     assert np.abs(w).max() <= np.sqrt(6 / 24) and np.abs(w).max() > 0.8 * np.sqrt(6 / 24)
     mask = nn.Transformer.generate_square_subsequent_mask(3)
     assert mask.dtype == np.float32 and mask[0, 1] == -np.inf and mask[1, 0] == 0
-    with pytest.raises(ValueError, match="batch_first"):
-        nn.Transformer(8, 2, 1, 1, 16, batch_first=False)
+    time_first = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=False)  # (time, batch, features)
+    batch_first = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0)
+    batch_first.load_state_dict(time_first.state_dict())
+    src, tgt = ta.randn(2, 5, 8), ta.randn(2, 3, 8)
+    np.testing.assert_allclose(time_first(src.transpose(0, 1), tgt.transpose(0, 1)).data.transpose(1, 0, 2),
+                               batch_first(src, tgt).data, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="batch size"):
+        batch_first(ta.randn(2, 5, 8), ta.randn(3, 3, 8))

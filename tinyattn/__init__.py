@@ -15,12 +15,17 @@ from .autograd import (
     cat,
     cross_entropy,
     enable_grad,
+    full,
     get_rng_state,
     gradcheck,
     is_grad_enabled,
     manual_seed,
+    matmul,
     no_grad,
     ones,
+    ones_like,
+    rand,
+    randint,
     randn,
     set_rng_state,
     stack,
@@ -28,8 +33,11 @@ from .autograd import (
     unbind,
     where,
     zeros,
+    zeros_like,
 )
+from .autograd.dtypes import bool, float16, float32, float64, int32, int64  # noqa: A004  (torch.bool's name)
 from . import data, metrics, models, nn, optim, viz  # noqa: E402  (after the engine they build on)
+from .nn.fused.switch import fused, is_fused  # noqa: E402  (the one switch for every fused node)
 from .train.checkpoint import CheckpointError, load, save  # noqa: E402
 
 __version__ = "0.1.0"

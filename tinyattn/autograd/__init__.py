@@ -1,6 +1,8 @@
 """The engine: Tensor, Function, the backward walk, no_grad, gradcheck, hooks and trace."""
 from .tensor import Tensor, tensor  # first: the op modules need Tensor defined
-from .creation import arange, get_rng_state, manual_seed, ones, randn, set_rng_state, zeros
+from .tensor_conveniences import matmul
+from .creation import (arange, full, get_rng_state, manual_seed, ones, ones_like, rand, randint, randn,
+                       set_rng_state, zeros, zeros_like)
 from .engine import backward
 from .errors import ShapeError
 from .function import Context, Function, enable_grad, is_grad_enabled, no_grad
@@ -8,4 +10,4 @@ from .gradcheck import GradcheckError, gradcheck
 from .hooks import RemovableHandle
 from .ops_nn import cross_entropy
 from .ops_shape import cat, stack, unbind, where
-from .trace import NodeRecord, trace  # the class, in place of the module's name: ta.autograd.trace()
+from .tracing import NodeRecord, trace

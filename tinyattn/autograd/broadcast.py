@@ -4,7 +4,7 @@ If forward broadcast an input of shape (3, 1) against (2, 3, 4), each input elem
 once per copy, so its gradient is the sum over the copies: over the new leading axes and over
 every axis where the input had size 1.
 """
-from ..ops.sums import sum_over
+from ..ops.arrays import sum_over
 
 
 def unbroadcast(grad, shape):

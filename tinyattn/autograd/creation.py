@@ -5,7 +5,7 @@ dropout) repeat from run to run; `get_rng_state` / `set_rng_state` let a checkpo
 """
 import numpy as np
 
-from .tensor import wrap
+from .tensor import Tensor, wrap
 
 _generator = np.random.default_rng()
 
@@ -32,8 +32,15 @@ def set_rng_state(state):
     _generator.bit_generator.state = state
 
 
-def _shape(shape):
-    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+def _shape(shape, op):
+    """A shape given as sizes (2, 3) or as one tuple ((2, 3)), checked: whole numbers >= 0."""
+    shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+    for size in shape:
+        if isinstance(size, Tensor):
+            size = size.item()
+        if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 0:
+            raise ValueError(f"{op}: the shape {shape} must be whole numbers >= 0, e.g. {op}(2, 3)")
+    return tuple(int(size) for size in shape)
 
 
 def _leaf(array, requires_grad):
@@ -42,16 +49,54 @@ def _leaf(array, requires_grad):
 
 
 def zeros(*shape, dtype=np.float32, requires_grad=False):
-    return _leaf(np.zeros(_shape(shape), dtype), requires_grad)
+    """A tensor of zeros of `shape` (sizes, or one tuple), float32 unless dtype says otherwise."""
+    return _leaf(np.zeros(_shape(shape, "zeros"), dtype), requires_grad)
 
 
 def ones(*shape, dtype=np.float32, requires_grad=False):
-    return _leaf(np.ones(_shape(shape), dtype), requires_grad)
+    """A tensor of ones of `shape` (sizes, or one tuple), float32 unless dtype says otherwise."""
+    return _leaf(np.ones(_shape(shape, "ones"), dtype), requires_grad)
+
+
+def full(size, fill_value, dtype=None, requires_grad=False):
+    """A tensor of shape `size` filled with `fill_value` (PyTorch's torch.full): float32 for a
+    float value, int64 for an int, bool for a bool, unless `dtype` says otherwise."""
+    if dtype is None:
+        dtype = np.bool_ if isinstance(fill_value, bool) else np.int64 if isinstance(fill_value, int) else np.float32
+    return _leaf(np.full(_shape((size,), "full"), fill_value, dtype), requires_grad)
+
+
+def zeros_like(x, dtype=None, requires_grad=False):
+    """Zeros of x's shape and (unless given) dtype."""
+    return _leaf(np.zeros(x.shape, x.dtype if dtype is None else dtype), requires_grad)
+
+
+def ones_like(x, dtype=None, requires_grad=False):
+    """Ones of x's shape and (unless given) dtype."""
+    return _leaf(np.ones(x.shape, x.dtype if dtype is None else dtype), requires_grad)
 
 
 def randn(*shape, dtype=np.float32, requires_grad=False):
     """Standard normal draws from tinyattn's generator."""
-    return _leaf(_generator.standard_normal(_shape(shape)).astype(dtype), requires_grad)
+    return _leaf(_generator.standard_normal(_shape(shape, "randn")).astype(dtype), requires_grad)
+
+
+def rand(*shape, dtype=np.float32, requires_grad=False):
+    """Uniform draws in [0, 1) from tinyattn's generator."""
+    return _leaf(_generator.random(_shape(shape, "rand")).astype(dtype), requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=np.int64):
+    """Integers drawn uniformly from [low, high) (PyTorch's torch.randint: randint(high, size)
+    or randint(low, high, size)); int64 unless `dtype` says otherwise."""
+    if size is None:  # randint(high, size): PyTorch's two-argument form
+        if high is None:
+            raise TypeError("randint: give a size, as randint(high, (2, 3)) or randint(low, high, (2, 3))")
+        low, high, size = 0, low, high
+    if high <= low:
+        raise ValueError(f"randint: high ({high}) must be greater than low ({low}); draws come from [low, high)")
+    size = _shape((size,), "randint")
+    return wrap(_generator.integers(low, high, size).astype(dtype))
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad=False):

@@ -100,6 +100,7 @@ class Context:
         return tuple(self.args[position] for position in self.input_positions)
 
     def save_for_backward(self, *arrays):
+        """Keep arrays (or anything) for backward, read back as ctx.saved_tensors."""
         self._saved = arrays
 
     @property
@@ -125,10 +126,10 @@ def _freed_message(ctx):
 
 
 _next_creation_number = itertools.count().__next__
-_ALL_NEED_GRAD = [(True,) * n for n in range(8)]  # the usual needs_input_grad, made once
-_ALL_POSITIONS = [tuple(range(n)) for n in range(8)]  # and the usual input_positions
-_FIRST_NEEDS_GRAD = [(True,) + (False,) * (n - 1) for n in range(8)]  # a tensor and options
-_FIRST, _FIRST_POSITION = [0], (0,)
+# Speed: the usual needs_input_grad and input_positions, made once and shared; building them per
+# call cost 0.3 us of a tanh node's 1.8 (benchmarks/RESULTS.md, reading path).
+_ALL_NEED_GRAD = [(True,) * n for n in range(8)]
+_ALL_POSITIONS = [tuple(range(n)) for n in range(8)]
 
 
 class Function:
@@ -150,8 +151,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        # This runs once per op of every model, so it is written for speed: few calls,
-        # and lists or tuples are built only where an op needs them.
+        # One pass over the arguments: unwrap the Tensors, check their float dtypes agree, and
+        # note which need a gradient.
         arrays = list(args)
         needed = []          # positions of the Tensor arguments that need a gradient
         float_dtype = None   # the one floating dtype this op's Tensor arguments may share
@@ -174,15 +175,11 @@ class Function:
 
         ctx = Context()
         record = needed and _grad_enabled
-        if not record:
-            ctx.needs_input_grad = (False,) * position
-        elif position < 8 and len(needed) == position:  # every argument: tuples made once, shared
+        if record and position < 8 and len(needed) == position:  # every argument needs a gradient
             ctx.needs_input_grad, positions = _ALL_NEED_GRAD[position], _ALL_POSITIONS[position]
-        elif position < 8 and needed == _FIRST:  # a tensor and options: x.reshape(...), x[i], ...
-            ctx.needs_input_grad, positions = _FIRST_NEEDS_GRAD[position], _FIRST_POSITION
         else:
             needs = [False] * position
-            for index in needed:
+            for index in needed if record else ():
                 needs[index] = True
             ctx.needs_input_grad, positions = tuple(needs), tuple(needed)
 

@@ -26,6 +26,7 @@ class RemovableHandle:
         self._hooks, self._key = hooks, key
 
     def remove(self):
+        """Take the hook off (doing so twice is harmless)."""
         self._hooks.pop(self._key, None)
 
 

@@ -5,8 +5,7 @@ gradient is dL/d(input). Binary ops broadcast, so their gradients pass through `
 """
 import numpy as np
 
-from ..ops.broadcast_products import column_dots, multiply, row_dots
-from ..ops.sigmoid import sigmoid
+from ..ops.arrays import multiply, sigmoid
 from .broadcast import unbroadcast
 from .function import Function
 from .errors import ShapeError
@@ -58,10 +57,7 @@ class Sub(Function):
 
 
 class Mul(Function):
-    """y = a * b;  dL/da = g * b,  dL/db = g * a  (each summed back over broadcast axes).
-
-    Two broadcasts run as kernels (ops/broadcast_products.py): one number per row, x * s with
-    s (..., 1), and one per column, x * v with v (n,); so do their gradients' sums."""
+    """y = a * b;  dL/da = g * b,  dL/db = g * a  (each summed back over broadcast axes)."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -75,22 +71,8 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
-        if a.shape == b.shape:  # no broadcast, the usual case
-            return (g * b if need_a else None), (g * a if need_b else None)
-        return (_times_summed_to(g, b, a.shape) if need_a else None,
-                _times_summed_to(g, a, b.shape) if need_b else None)
-
-
-def _times_summed_to(g, other, shape):
-    """unbroadcast(g * other, shape): one factor's gradient in a product, summed back to its shape."""
-    if shape == g.shape:
-        return multiply(g, other)
-    if other.shape == g.shape and g.ndim >= 2:
-        if shape == g.shape[:-1] + (1,):  # one number per row: a dot product per row
-            return row_dots(g, other)
-        if shape == g.shape[-1:]:  # one number per column: summed over every row
-            return column_dots(g, other)
-    return unbroadcast(g * other, shape)
+        return (unbroadcast(multiply(g, b), a.shape) if need_a else None,
+                unbroadcast(multiply(g, a), b.shape) if need_b else None)
 
 
 class Div(Function):
@@ -142,6 +124,29 @@ class Pow(Function):
             return np.zeros_like(g), None
         p = x.dtype.type(ctx.p)
         return g * p * np.power(x, p - 1), None
+
+
+class PowOfNumber(Function):
+    """y = c ** x for a number c;  dL/dx = g * y * log(c).
+
+    At c = 0 the rule reads 0 * log(0) = 0 * -inf; PyTorch takes the limit of c ** x log c as
+    c -> 0+, which is 0 for x > 0, and gives 0 wherever x >= 0: so does this."""
+
+    @staticmethod
+    def forward(ctx, x, base):
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, (-2) ** 0.5 = NaN, as in PyTorch
+            y = np.power(x.dtype.type(base), x)
+        ctx.save_for_backward(x, y)
+        ctx.base = base
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        with np.errstate(invalid="ignore"):  # inf * 0 and log of a negative base: NaN, as in PyTorch
+            if ctx.base == 0:
+                return np.where(x >= 0, 0, g * y * x.dtype.type(-np.inf)).astype(g.dtype, copy=False), None
+            return g * y * x.dtype.type(np.log(ctx.base) if ctx.base > 0 else np.nan), None
 
 
 class Abs(Function):
@@ -233,13 +238,14 @@ class Sigmoid(Function):
 
 
 class Relu(Function):
-    """y = max(x, 0);  dL/dx = g where x > 0, else 0 (the kink at 0 takes 0, as PyTorch)."""
+    """y = max(x, 0);  dL/dx = g where x > 0, else 0 (the kink at 0 takes 0, as PyTorch).
+
+    A NaN stays NaN (np.maximum passes NaNs through, as PyTorch's relu does) and gets no gradient."""
 
     @staticmethod
     def forward(ctx, x):
-        positive = x > 0
-        ctx.save_for_backward(positive)
-        return np.where(positive, x, 0).astype(x.dtype, copy=False)
+        ctx.save_for_backward(x > 0)
+        return np.maximum(x, x.dtype.type(0))
 
     @staticmethod
     def backward(ctx, g):

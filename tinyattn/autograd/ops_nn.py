@@ -1,12 +1,11 @@
 """The heavy ops: matmul, softmax, log-softmax and the fused cross-entropy.
 
-They call the kernels in tinyattn/ops (a Numba kernel beside a numpy reference for each), so
-this file holds only the calculus; the loops live there.
+They call array functions (tinyattn/ops/reference.py has them in plain numpy, along the last
+axis), so this file holds only the calculus.
 """
 import numpy as np
 
-from ..ops.matmul import matmul
-from ..ops.softmax import log_softmax, log_softmax_backward, softmax, softmax_backward
+from ..ops.arrays import log_softmax, log_softmax_backward, matmul, softmax, softmax_backward
 from .broadcast import broadcasts_to, unbroadcast
 from .errors import ShapeError, require_float
 from .function import Function
@@ -67,11 +66,11 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-def _along(axis, kernel, *arrays):
-    """Run a last-axis kernel along `axis`: move that axis last, run, move it back."""
+def _along(axis, function, *arrays):
+    """Run a last-axis array function along `axis`: move that axis last, run, move it back."""
     if axis == arrays[0].ndim - 1:  # already last, the usual case: np.moveaxis costs ~3 us a call
-        return kernel(*arrays)
-    return np.moveaxis(kernel(*(np.moveaxis(a, axis, -1) for a in arrays)), -1, axis)
+        return function(*arrays)
+    return np.moveaxis(function(*(np.moveaxis(a, axis, -1) for a in arrays)), -1, axis)
 
 
 class Softmax(Function):
@@ -92,7 +91,7 @@ class Softmax(Function):
             if not broadcasts_to(mask.shape, x.shape):
                 raise ShapeError(f"softmax: mask {mask.shape} does not broadcast to the scores' {x.shape}")
             # Give the mask x's number of axes (size 1 where it broadcasts), never x's size:
-            # the kernels read a broadcast mask through strides, without a full-size copy.
+            # a broadcast mask is read through strides, never copied to the scores' size.
             mask = mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape)
             mask = mask if last else np.moveaxis(mask, axis, -1)
         y = softmax(x if last else np.moveaxis(x, axis, -1), mask)

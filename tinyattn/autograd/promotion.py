@@ -15,7 +15,11 @@ def to_array(data, dtype):
     if isinstance(data, (np.ndarray, np.generic)):
         array = np.array(data, dtype=dtype, copy=True)  # keeps the layout (order="K")
     else:
-        array = np.array(data, dtype=dtype)
+        try:
+            array = np.array(data, dtype=dtype)
+        except ValueError:  # numpy's message speaks of "an inhomogeneous shape after 1 dimensions"
+            raise ValueError(f"tensor: the nested lists have rows of different lengths ({_row_lengths(data)}); "
+                             "a tensor is a box: pad the rows to one length, or keep them as separate tensors") from None
         if dtype is None:
             if array.dtype.kind == "f":
                 array = array.astype(np.float32)
@@ -24,6 +28,12 @@ def to_array(data, dtype):
     if array.dtype.kind not in "fiub":
         raise TypeError(f"tensor: cannot hold data of dtype {array.dtype} (numbers or bools only)")
     return array
+
+
+def _row_lengths(data):
+    """The lengths of the first level of a ragged nested list, for the error message."""
+    lengths = [len(row) if isinstance(row, (list, tuple)) else 1 for row in data]
+    return ", ".join(map(str, lengths[:6])) + (", ..." if len(lengths) > 6 else "")
 
 
 def pair(a, b, true_divide=False):

@@ -12,10 +12,13 @@ import numbers
 
 import numpy as np
 
+from .errors import require_float
+from .tensor_conveniences import TensorConveniences
 from .axes import axes as _axes, one_axis as _one_axis, pytorch_names as _pytorch_names
 
 
-class Tensor:
+class Tensor(TensorConveniences):
+    """An array that remembers the op that made it (module docstring); conversions: tensor_conveniences.py."""
     __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "_hooks", "__weakref__")
 
     # Make numpy defer to Tensor's reflected operators (ndarray * tensor -> Tensor.__rmul__).
@@ -36,7 +39,7 @@ class Tensor:
         if flag and self.data.dtype.kind != "f":
             raise TypeError(
                 f"requires_grad=True needs a floating tensor, got {self.data.dtype}; "
-                "only real-valued tensors have gradients (make it with .astype / a float list)"
+                "only real-valued tensors have gradients (convert it with .float() / .double())"
             )
         if not flag and self._ctx is not None:
             # Silently cutting a made tensor off its graph would drop gradients without a word.
@@ -49,7 +52,6 @@ class Tensor:
     shape = property(lambda self: self.data.shape)
     dtype = property(lambda self: self.data.dtype)
     ndim = property(lambda self: self.data.ndim)
-    size = property(lambda self: self.data.size)
     is_leaf = property(lambda self: self._ctx is None)
 
     @property
@@ -58,45 +60,7 @@ class Tensor:
         ctx = self._ctx
         return None if ctx is None else getattr(ctx, "fn_name", None) or ctx.fn.__name__
 
-    def __len__(self):
-        return len(self.data)
-
-    def __repr__(self):
-        body = np.array2string(self.data, separator=", ", prefix="tensor(")
-        extra = ""
-        if self.data.dtype not in (np.float32, np.int64, np.bool_):
-            extra += f", dtype={self.data.dtype}"
-        if self.grad_fn is not None:
-            extra += f", grad_fn=<{self.grad_fn}>"
-        elif self.requires_grad:
-            extra += ", requires_grad=True"
-        return f"tensor({body}{extra})"
-
     # --- leaving the graph ----------------------------------------------------------------
-    def numpy(self):
-        """The underlying array (shared, not copied)."""
-        return self.data
-
-    def __array__(self, dtype=None, copy=None):
-        """numpy's protocol: np.array(t) copies (numpy 2 passes copy=True), np.asarray(t) shares."""
-        array = self.data if dtype is None else self.data.astype(dtype, copy=False)
-        if copy is False and array is not self.data:
-            raise ValueError(f"np.asarray(tensor, dtype={dtype}, copy=False): a {self.data.dtype} tensor "
-                             "cannot be viewed as another dtype without a copy")
-        return array.copy() if copy and array is self.data else array
-
-    def item(self):
-        """The single element as a Python number (for logging a loss: keeps no graph alive)."""
-        if self.data.size != 1:
-            raise ValueError(f"item: tensor of shape {self.data.shape} has {self.data.size} elements, not 1")
-        return self.data.item()
-
-    def __float__(self):
-        return float(self.item())
-
-    def __bool__(self):
-        return bool(self.data)
-
     def detach(self):
         """The same data as a new leaf with no history: gradients stop here."""
         return wrap(self.data)
@@ -178,15 +142,21 @@ class Tensor:
         return _ew.Pow.apply(self, float(exponent))
 
     def __rpow__(self, base):
-        """number ** tensor = exp(tensor * log(number)), for a positive number."""
-        if not isinstance(base, numbers.Real) or base <= 0:
-            raise TypeError(f"pow: {base!r} ** tensor needs a positive number base")
-        return (self * float(np.log(base))).exp()
+        """number ** tensor, element-wise (a float result, as exp(tensor * log(number)))."""
+        if not isinstance(base, numbers.Real):
+            raise TypeError(f"pow: {type(base).__name__} ** tensor needs a number as the base")
+        if self.data.dtype.kind in "iu" and isinstance(base, numbers.Integral):  # int ** int stays int, as PyTorch
+            if (self.data < 0).any():
+                raise ValueError(f"pow: {base} ** an integer tensor with negative entries; convert it first with .float()")
+            return wrap(np.power(np.int64(base), self.data.astype(np.int64)))
+        return _ew.PowOfNumber.apply(_floating(self), float(base))
 
     def __abs__(self):
         return _ew.Abs.apply(self)
 
-    abs = __abs__
+    def abs(self):
+        """|x| element-wise, same shape and dtype; dL/dx = g * sign(x)."""
+        return _ew.Abs.apply(self)
 
     def __matmul__(self, other):
         return _nn.MatMul.apply(*_pair(self, other))
@@ -220,30 +190,39 @@ class Tensor:
 
     # --- methods ------------------------------------------------------------------------
     def exp(self):
-        return _ew.Exp.apply(self)
+        """e^x element-wise, same shape; dL/dx = g * e^x. Integer input becomes float32."""
+        return _ew.Exp.apply(_floating(self))
 
     def log(self):
-        return _ew.Log.apply(self)
+        """Natural log element-wise, same shape; dL/dx = g / x. Integer input becomes float32."""
+        return _ew.Log.apply(_floating(self))
 
     def sqrt(self):
-        return _ew.Sqrt.apply(self)
+        """Square root element-wise, same shape; dL/dx = g / (2 sqrt(x)). Integer input becomes float32."""
+        return _ew.Sqrt.apply(_floating(self))
 
     def tanh(self):
-        return _ew.Tanh.apply(self)
+        """tanh element-wise, same shape; dL/dx = g * (1 - tanh(x)^2). Integer input becomes float32."""
+        return _ew.Tanh.apply(_floating(self))
 
     def sigmoid(self):
-        return _ew.Sigmoid.apply(self)
+        """1 / (1 + e^-x) element-wise, same shape; dL/dx = g * y (1 - y). Integer input becomes float32."""
+        return _ew.Sigmoid.apply(_floating(self))
 
     def relu(self):
+        """max(x, 0) element-wise, same shape and dtype (NaN stays NaN); dL/dx = g where x > 0."""
         return _ew.Relu.apply(self)
 
     # Reductions take numpy's axis= / keepdims= or PyTorch's dim= / keepdim=.
     def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Sum over `axis` (an int, a tuple, or None for all) -> the shape without those axes (kept as 1 with keepdims)."""
         axis, keepdims = _pytorch_names("sum", axis, dim, keepdims, keepdim)
         return _reduce.Sum.apply(self, None if axis is None else _axes(axis, self.ndim, "sum"), keepdims)
 
     def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Mean over `axis` (an int, a tuple, or None for all) of a float tensor, shaped as sum's result."""
         axis, keepdims = _pytorch_names("mean", axis, dim, keepdims, keepdim)
+        require_float("mean", x=self.data)  # as PyTorch: the mean of integers has no dtype to be in
         return _reduce.Mean.apply(self, None if axis is None else _axes(axis, self.ndim, "mean"), keepdims)
 
     def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
@@ -251,22 +230,11 @@ class Tensor:
         axis, keepdims = _pytorch_names("max", axis, dim, keepdims, keepdim)
         return _reduce.Max.apply(self, _axes(axis, self.ndim, "max"), keepdims)
 
-    def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        """Indices of the largest values (int64, no gradient); over the flattened tensor if axis is None."""
-        axis, keepdims = _pytorch_names("argmax", axis, dim, keepdims, keepdim)
-        return wrap(np.argmax(self.data, axis=_one_axis(axis, self.ndim, "argmax"), keepdims=keepdims))
-
-    def argmin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        """Indices of the smallest values (int64, no gradient); over the flattened tensor if axis is None."""
-        axis, keepdims = _pytorch_names("argmin", axis, dim, keepdims, keepdim)
-        return wrap(np.argmin(self.data, axis=_one_axis(axis, self.ndim, "argmin"), keepdims=keepdims))
-
     def reshape(self, *shape):
+        """The same elements in `shape` (one -1 allowed), copied only when the layout needs it."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return _shape.Reshape.apply(self, shape)
-
-    view = reshape
 
     def unsqueeze(self, axis=None, *, dim=None):
         """A new axis of size 1 at `axis` (in [-ndim - 1, ndim], as PyTorch)."""
@@ -285,6 +253,7 @@ class Tensor:
         return _shape.Permute.apply(self, tuple(order))
 
     def permute(self, *order):
+        """Axes reordered: out.shape[i] = self.shape[order[i]] (PyTorch's permute, numpy's transpose)."""
         if len(order) == 1 and isinstance(order[0], (tuple, list)):
             order = tuple(order[0])
         return _shape.Permute.apply(self, _axes(order, self.ndim, "permute"))
@@ -294,10 +263,12 @@ class Tensor:
         return _shape.Permute.apply(self, tuple(reversed(range(self.ndim))))
 
     def softmax(self, axis=-1, mask=None, *, dim=None):
+        """exp(x) / sum(exp(x)) along `axis`, same shape; mask (bool, broadcasting to x) True = may attend."""
         axis, _ = _pytorch_names("softmax", axis, dim, False, None, default_axis=-1)
         return _nn.Softmax.apply(self, _one_axis(axis, self.ndim, "softmax"), _raw(mask))
 
     def log_softmax(self, axis=-1, *, dim=None):
+        """x - log(sum(exp(x))) along `axis`, same shape (stable for large x)."""
         axis, _ = _pytorch_names("log_softmax", axis, dim, False, None, default_axis=-1)
         return _nn.LogSoftmax.apply(self, _one_axis(axis, self.ndim, "log_softmax"))
 
@@ -306,13 +277,6 @@ class Tensor:
         if self.data.dtype.kind != "f" and not float(value).is_integer():
             raise TypeError(f"masked_fill: cannot put {value} into a {self.data.dtype} tensor")
         return _shape.MaskedFill.apply(self, _bool_mask(mask, "masked_fill"), value)
-
-    def double(self):
-        return _ew.Cast.apply(self, np.float64)
-
-    def float(self):
-        return _ew.Cast.apply(self, np.float32)
-
 
 _new_instance = object.__new__  # Tensor.__new__(Tensor) is the same call, ~60 ns slower: every op makes one
 
@@ -332,6 +296,12 @@ def wrap(array):
 def tensor(data, requires_grad=False, dtype=None):
     """A new leaf tensor holding a copy of `data` (see the dtype rules at the top)."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _floating(x):
+    """x itself if it is floating, else a float32 copy: integer and bool tensors go into exp, log,
+    sqrt, tanh, sigmoid and pow as PyTorch's default float, as torch.exp(int tensor) does."""
+    return x if x.data.dtype.kind == "f" else wrap(x.data.astype(np.float32))
 
 
 def _raw(value):

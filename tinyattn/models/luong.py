@@ -35,6 +35,8 @@ LUONG_SCORES = {"dot": "dot", "general": "general", "concat": "additive"}
 
 
 class LuongDecoder(Module):
+    """One step of Luong's decoder: GRU cell with input feeding, attention, attentional state, output."""
+
     def __init__(self, vocab_size, embed_dim, size, pad_id, score="general"):
         super().__init__()
         if score not in LUONG_SCORES:
@@ -74,6 +76,7 @@ class LuongSeq2Seq(Translator):
         return memory, {"h": h, "feed": zeros(*h.shape, dtype=h.dtype)}
 
     def advance(self, tokens, memory, state):
+        """One step for the previous words (N,): (logits (N, V), {"h", "feed"}, weights (N, S))."""
         encoder_states, keys, mask = memory
         logits, h, feed, weights = self.decoder.step(self.decoder.embedding(tokens), state["h"], state["feed"],
                                                      keys, encoder_states, mask)

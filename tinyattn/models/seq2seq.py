@@ -15,7 +15,8 @@ import numpy as np
 from ..autograd.ops_shape import cat, stack, unbind
 from ..autograd.ops_nn import cross_entropy
 from ..nn.attention import Attention
-from ..nn.attentive_decoder import AttentiveGRUDecoder
+from ..nn.fused.attentive_decoder import AttentiveGRUDecoder
+from ..nn.fused.switch import is_fused
 from ..nn.linear import Embedding, Linear
 from ..nn.masks import attention_mask, padding_mask
 from ..nn.module import Module
@@ -42,10 +43,9 @@ class Decoder(Module):
     """A GRU cell that attends over the encoder states before each step (or not, attention=None).
 
     With the additive score, teacher_forced_logits runs all steps as one graph node
-    (nn/attentive_decoder.py); set `fused = False` for the step-by-step graph it equals.
+    (nn/fused/attentive_decoder.py); under `ta.fused(False)` it builds the step-by-step graph
+    that node equals.
     """
-
-    fused = True
 
     def __init__(self, vocab_size, embed_dim, hidden_size, encoder_size, pad_id, attention="additive"):
         super().__init__()
@@ -91,7 +91,7 @@ class Decoder(Module):
 
         lengths (B,): how many steps each sentence needs; the fused decoder skips the rest (a
         loss that ignores them gets the same value and gradients; their logits mean nothing)."""
-        if self.fused and self.attention_kind and self.attention.score == "additive":
+        if is_fused() and self.attention_kind and self.attention.score == "additive":
             attention, cell = self.attention, self.cell
             states, contexts = AttentiveGRUDecoder.apply(
                 embedded, state, attention.precompute_keys(keys).projected, encoder_states, attention.W.weight, attention.v.weight,

@@ -24,6 +24,8 @@ from .translator import Translator
 
 
 class TransformerSeq2Seq(Translator):
+    """Embeddings + sinusoidal positions, nn.Transformer (pre-norm by default), a Linear to the vocabulary."""
+
     def __init__(self, source_vocab, target_vocab, *, pad_id, bos_id, eos_id, d_model=64, nhead=4,
                  num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=128, dropout=0.0, norm_first=True,
                  max_len=128):
@@ -61,6 +63,7 @@ class TransformerSeq2Seq(Translator):
         return self.encode(source, np.asarray(lengths)), {"prefix": np.zeros((source.shape[0], 0), np.int64)}
 
     def advance(self, tokens, memory, state):
+        """The prefix grows by `tokens` (N,): (logits of the next word (N, V), {"prefix"}, cross-attention (N, S))."""
         prefix = np.concatenate([state["prefix"], np.asarray(tokens)[:, None]], axis=1)
         logits = self.decode_prefix(prefix, *memory)
         cross = self.transformer.decoder.layers[len(self.transformer.decoder.layers) - 1].multihead_attn

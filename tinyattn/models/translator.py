@@ -16,6 +16,8 @@ from .decoding import beam_search, greedy
 
 
 class Translator(Module):
+    """Base of the translators: decode, translate and teacher_forced_weights from begin and advance."""
+
     pad_id = bos_id = eos_id = None
 
     def decode(self, source, lengths, beam_size=1, max_len=None, alpha=0.6):

@@ -1,6 +1,6 @@
 """Layers: Module, Parameter, Linear, Embedding, LayerNorm, Dropout, RNN/GRU/LSTM, attention, Transformer
 (names as in PyTorch)."""
-from . import functional, utils
+from . import functional, init, utils
 from .layers import GELU, Dropout, ReLU, Sigmoid, Tanh
 from .lstmn import LSTMN
 from .linear import Embedding, EmbeddingFunction, LayerNorm, LayerNormFunction, Linear, LinearFunction

@@ -1,19 +1,13 @@
-"""Additive (Bahdanau) attention as one graph node, beside the same step written with autograd ops.
+"""Additive (Bahdanau) attention written with autograd ops: the graph a learner can look inside.
 
     scores  = v^T tanh(W q + U k)        (Bahdanau, Cho & Bengio 2015, eq. 6; "concat" in Luong 2015)
     weights = softmax(scores) over the keys the mask allows,   context = weights @ values
 
 U k does not depend on the query, so a decoder that attends over the same keys at every step
 projects them once per batch (`Attention.precompute_keys`) and passes the result here as
-`projected_keys`. Both functions below take it that way.
-
-`additive_attention_composed` is the readable version (six autograd ops); `AdditiveAttention`
-computes the same in one node, its arithmetic in tinyattn/ops/additive_attention.py (BLAS
-products, the softmax kernel, and two Numba passes beside numpy references), and agrees with the composed one to 1e-10 in float64.
+`projected_keys`. nn.Attention(score="additive") runs this graph under `ta.fused(False)`, and
+otherwise the one node that equals it (fused/additive_attention.py, AdditiveAttention).
 """
-from ..autograd.function import Function
-from ..ops.additive_attention import additive_attention, additive_attention_backward
-from ..ops.matmul import matmul
 from .linear import LinearFunction
 
 
@@ -25,28 +19,3 @@ def additive_attention_composed(query, W, projected_keys, v, values, mask):
     scores = LinearFunction.apply(hidden, v, None).reshape(hidden.shape[:3])
     weights = scores.softmax(-1, mask=mask)
     return weights @ values, weights
-
-
-class AdditiveAttention(Function):
-    """The composed version above in one node. With wq = q W^T and dwq, duk, dv, dvalues from
-    the kernel's backward (ops/additive_attention.py: softmax's rule, then tanh's):
-    dL/dq = dwq W,  dL/dW = dwq^T q,  dL/dU k = duk,  dL/dv = dv,  dL/dvalues = dvalues."""
-
-    @staticmethod
-    def forward(ctx, query, W, projected_keys, v, values, mask):
-        B, Tq, Dq = query.shape
-        query_rows = query.reshape(B * Tq, Dq)
-        wq = matmul(query_rows, W.T).reshape(B, Tq, W.shape[0])
-        context, weights, hidden = additive_attention(wq, projected_keys, v[0], values, mask)
-        ctx.save_for_backward(query_rows, W, v, values, weights, hidden)
-        return context, weights
-
-    @staticmethod
-    def backward(ctx, g_context, g_weights):
-        query_rows, W, v, values, weights, hidden = ctx.saved_tensors
-        d_wq, d_uk, d_v, d_values = additive_attention_backward(g_context, g_weights, weights, hidden, v[0], values)
-        B, Tq, h = d_wq.shape
-        d_wq_rows = d_wq.reshape(B * Tq, h)
-        d_query = matmul(d_wq_rows, W).reshape(B, Tq, -1)
-        d_W = matmul(d_wq_rows.T, query_rows)
-        return d_query, d_W, d_uk, d_v.reshape(v.shape), d_values, None

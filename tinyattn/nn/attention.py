@@ -19,7 +19,9 @@ import numpy as np
 
 from ..autograd.errors import ShapeError, require_float
 from ..autograd.tensor import Tensor, wrap
-from .additive_attention import AdditiveAttention, additive_attention_composed
+from .additive_attention import additive_attention_composed
+from .fused.additive_attention import AdditiveAttention
+from .fused.switch import is_fused
 from .linear import Embedding, Linear
 from .module import Module, Parameter
 from .masks import attention_mask
@@ -43,11 +45,11 @@ class PrecomputedKeys(NamedTuple):
 class Attention(Module):
     """forward(query (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), mask=None) -> (context, weights).
 
-    `keys` may also be precompute_keys(keys). The additive score runs as one fused node
-    (additive_attention.py); set `fused = False` to run it as composed autograd ops.
+    `keys` may also be precompute_keys(keys). The dot, scaled_dot and additive scores run as one
+    fused node each (fused/sdpa.py, fused/additive_attention.py); under `ta.fused(False)` they run
+    as the composed graphs those nodes equal (sdpa.py, additive_attention.py), whose weights are
+    the Softmax's own output.
     """
-
-    fused = True
 
     keyword_hints = MASK_HINTS
 
@@ -83,7 +85,7 @@ class Attention(Module):
     def scores(self, query, keys, projected):
         """(B, Tq, Tk): how well each query matches each key, before the softmax (cosine, general).
 
-        (dot, scaled_dot and additive never come here: forward runs each as one fused node.)
+        (dot, scaled_dot and additive never come here: forward runs each through its own function.)
         """
         if self.score == "cosine":
             eps = 1e-8
@@ -102,14 +104,14 @@ class Attention(Module):
                 or not query.shape[0] == keys.shape[0] == values.shape[0]):
             raise ShapeError(f"Attention: query {query.shape}, keys {keys.shape}, values {values.shape} do not fit "
                              f"query_size={self.query_size}, key_size={self.key_size} with one value per key")
-        if self.score in ("dot", "scaled_dot"):  # one fused graph node for the whole step
+        if self.score in ("dot", "scaled_dot"):
             scale = attention_scale(self.key_size) if self.score == "scaled_dot" else 1.0
-            return scaled_dot_product_attention(query, keys, values, mask, scale)
+            return scaled_dot_product_attention(query, keys, values, mask=mask, scale=scale)
         projected = (precomputed or self.precompute_keys(keys)).projected
         if self.score == "additive":
             # every (query, key) pair through one hidden layer: tanh(W q + U k), scored by v
             mask = attention_mask(mask, (query.shape[0], query.shape[1], keys.shape[1]), "Attention")
-            attend = AdditiveAttention.apply if self.fused else additive_attention_composed
+            attend = AdditiveAttention.apply if is_fused() else additive_attention_composed
             return attend(query, self.W.weight, projected, self.v.weight, values, mask)
         scores = self.scores(query, keys, projected)
         weights = scores.softmax(-1, mask=attention_mask(mask, scores.shape, "Attention"))
@@ -137,7 +139,7 @@ class SelfAttention(Module):
     def forward(self, x, mask=None):
         """x (B, T, E) -> (out (B, T, value_dim), weights (B, T, T))."""
         scale = attention_scale(self.key_dim) if self.use_scale else 1.0
-        return scaled_dot_product_attention(self.W_q(x), self.W_k(x), self.W_v(x), mask, scale)
+        return scaled_dot_product_attention(self.W_q(x), self.W_k(x), self.W_v(x), mask=mask, scale=scale)
 
     def extra_repr(self):
         return f"{self.embed_dim}, key_dim={self.key_dim}, value_dim={self.value_dim}, scale={self.use_scale}"

@@ -1,6 +1,6 @@
 """Layers as plain functions (PyTorch's torch.nn.functional), for when no weights are kept."""
 
-from ..autograd.errors import ShapeError
+from ..autograd.errors import ShapeError, require_float
 from ..autograd.ops_nn import cross_entropy
 from ..autograd.tensor import wrap
 from .gelu import gelu  # noqa: F401
@@ -16,10 +16,12 @@ def softmax(x, axis=-1, mask=None, dim=None):
 
 
 def log_softmax(x, axis=-1, dim=None):
+    """x - log(sum(exp(x))) along `axis` (or PyTorch's `dim`), same shape."""
     return x.log_softmax(axis if dim is None else dim)
 
 
 def relu(x):
+    """max(x, 0) element-wise, same shape."""
     return x.relu()
 
 
@@ -33,6 +35,7 @@ def dropout(x, p=0.5, training=True):
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not training or p == 0:
         return x
+    require_float("dropout", x=x.data)  # the kept values are scaled by 1/(1-p): not an integer
     return x * wrap(dropout_mask(x.shape, p, x.dtype))
 
 
@@ -43,5 +46,6 @@ def mse_loss(input, target, reduction="mean"):
     if tuple(getattr(target, "shape", ())) != tuple(input.shape):
         raise ShapeError(f"mse_loss: input {input.shape} and target {getattr(target, 'shape', ())} must have one shape "
                          "(PyTorch broadcasts with a warning; tinyattn refuses)")
+    require_float("mse_loss", input=input.data)
     squared = (input - target) ** 2
     return squared if reduction == "none" else squared.mean() if reduction == "mean" else squared.sum()

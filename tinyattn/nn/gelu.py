@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..autograd.errors import require_float
 from ..autograd.function import Function
 from ..ops.erf import erf
 
@@ -54,4 +55,5 @@ def gelu(x, approximate="none"):
     """x * Phi(x) element-wise (exact, with erf), or its tanh approximation; as PyTorch's F.gelu."""
     if approximate not in APPROXIMATIONS:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    require_float("gelu", x=x.data)  # as PyTorch's gelu, which has no integer kernel
     return GELUFunction.apply(x, approximate)

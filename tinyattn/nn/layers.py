@@ -21,6 +21,7 @@ class Dropout(Module):
 
 
 class ReLU(Module):
+    """max(x, 0) element-wise, any shape (F.relu)."""
     def forward(self, x):
         return x.relu()
 
@@ -42,10 +43,12 @@ class GELU(Module):
 
 
 class Tanh(Module):
+    """tanh element-wise, any shape."""
     def forward(self, x):
         return x.tanh()
 
 
 class Sigmoid(Module):
+    """1 / (1 + e^-x) element-wise, any shape."""
     def forward(self, x):
         return x.sigmoid()

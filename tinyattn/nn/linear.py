@@ -4,11 +4,9 @@ import math
 import numpy as np
 
 from ..autograd.creation import generator
-from ..autograd.errors import ShapeError
+from ..autograd.errors import ShapeError, require_float
 from ..autograd.function import Function
-from ..ops.matmul import matmul
-from ..ops.scatter_rows import scatter_rows
-from ..ops.sums import sum_over
+from ..ops.arrays import matmul, scatter_rows, sum_over
 from .module import Module, Parameter
 
 
@@ -96,6 +94,11 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        if num_embeddings <= 0 or embedding_dim <= 0:
+            raise ValueError(f"Embedding({num_embeddings}, {embedding_dim}): both sizes must be positive")
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise ValueError(f"Embedding: padding_idx {padding_idx} is not a row of the table; it must lie in "
+                             f"[{-num_embeddings}, {num_embeddings - 1}] (num_embeddings = {num_embeddings})")
         if padding_idx is not None and padding_idx < 0:
             padding_idx += num_embeddings
         self.padding_idx = padding_idx
@@ -172,6 +175,7 @@ class LayerNorm(Module):
         n = len(self.normalized_shape)
         if tuple(x.shape[-n:]) != self.normalized_shape:
             raise ShapeError(f"LayerNorm: input {x.shape} does not end in normalized_shape {self.normalized_shape}")
+        require_float("LayerNorm", input=x.data)
         axes = tuple(range(x.ndim - n, x.ndim))
         return LayerNormFunction.apply(x, self.weight, self.bias, axes, self.eps)
 

@@ -9,6 +9,8 @@ numpy's (and PyTorch's) rules, right-aligned:
 A mask that does not broadcast is an error naming both shapes: no shape is ever guessed (a
 (T, T) mask is never read as (batch, keys), even when the batch size happens to equal T).
 """
+import warnings
+
 import numpy as np
 
 from ..autograd.broadcast import broadcasts_to
@@ -19,6 +21,8 @@ from ..autograd.tensor import Tensor
 
 def causal_mask(T):
     """bool (T, T), True on and below the diagonal: position i may attend to positions <= i."""
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 0:
+        raise ValueError(f"causal_mask: T is the number of positions, a whole number >= 0; got {T!r}")
     return np.tril(np.ones((T, T), bool))
 
 
@@ -37,10 +41,28 @@ def padding_mask(lengths, T):
     return lengths_mask(lengths, T)[:, None, :]
 
 
-def attention_mask(mask, scores_shape, op="attention"):
+def warn_if_a_query_sees_nothing(allowed, op, convention):
+    """Warn (once per process) when a bool mask leaves some query no key to attend to: its weights
+    come out all zero, and the usual cause is a mask of the other polarity. `allowed` is True where
+    attention may go; `convention` names the polarity the caller's own mask was given in."""
+    global _warned_about_empty_rows
+    if _warned_about_empty_rows or allowed.size == 0 or allowed.all():
+        return
+    if not np.any(allowed, axis=-1).all():
+        _warned_about_empty_rows = True
+        warnings.warn(f"{op}: the mask leaves some query with no key to attend to, so its weights are all zero. "
+                      f"Here {convention}; a mask of the opposite polarity is the usual cause (invert it with ~mask). "
+                      "This warning is shown once per process.", UserWarning, stacklevel=3)
+
+
+_warned_about_empty_rows = False
+
+
+def attention_mask(mask, scores_shape, op="attention", convention="the mask is True where a query may attend"):
     """`mask` checked against scores of shape (B, [H,] Tq, Tk): a bool array that broadcasts, or None.
 
     The array is returned as given (never copied to the scores' size); softmax broadcasts it.
+    A mask that leaves a query nothing to attend to warns once (warn_if_a_query_sees_nothing).
     """
     if mask is None:
         return None
@@ -54,6 +76,7 @@ def attention_mask(mask, scores_shape, op="attention"):
             f"{op}: mask {mask.shape} does not broadcast to the scores (batch, [heads,] queries, keys) = "
             f"{scores_shape}. Use (queries, keys) for one mask for every sequence (nn.causal_mask(T)), "
             f"or (batch, 1, keys) for padding (nn.padding_mask(lengths, T))")
+    warn_if_a_query_sees_nothing(mask, op, convention)
     return mask
 
 

@@ -39,6 +39,9 @@ class Module:
             raise AttributeError(
                 f"{type(self).__name__}: call super().__init__() before assigning {name!r}"
             )
+        if name == "fused":  # the per-module switch of earlier versions: setting it would now do nothing
+            raise AttributeError(f"{type(self).__name__}: no per-module fused switch; fused nodes are turned on and "
+                                 "off for every layer at once: `with ta.fused(False): ...` (or TINYATTN_FUSED=0)")
         for registry in (self._parameters, self._modules):
             registry.pop(name, None)
         if name in self._buffers:
@@ -84,14 +87,17 @@ class Module:
 
     # --- walking the tree ------------------------------------------------------------
     def named_modules(self, prefix=""):
+        """(dotted name, module) for this module and every module inside it, this one first (name "")."""
         yield prefix, self
         for name, module in self._modules.items():
             yield from module.named_modules(f"{prefix}.{name}" if prefix else name)
 
     def children(self):
+        """The modules registered directly on this one, in the order they were set."""
         return iter(self._modules.values())
 
     def modules(self):
+        """This module and every module inside it."""
         return (module for _, module in self.named_modules())
 
     def named_parameters(self, prefix=""):
@@ -104,18 +110,22 @@ class Module:
                     yield (f"{module_name}.{name}" if module_name else name), param
 
     def parameters(self):
+        """Every Parameter of this module and the modules inside it, each once (a list)."""
         return [param for _, param in self.named_parameters()]
 
     def zero_grad(self):
+        """Set every parameter's .grad to None."""
         for param in self.parameters():
             param.grad = None
 
     def train(self, mode=True):
+        """Training mode (dropout active) for this module and all inside it; returns self."""
         for module in self.modules():
             object.__setattr__(module, "training", mode)
         return self
 
     def eval(self):
+        """Evaluation mode (dropout off), the same as train(False); returns self."""
         return self.train(False)
 
     def _to_dtype(self, dtype):
@@ -195,7 +205,7 @@ class Module:
         for key, value in updates:
             if key in own:
                 first = loaded.setdefault(id(own[key]), (key, value))
-                if not np.array_equal(first[1], value):
+                if not np.array_equal(first[1], value, equal_nan=value.dtype.kind == "f"):  # a NaN is data
                     problems.append(f"{first[0]} and {key} are one tied parameter, but differ in the file")
         if problems:
             raise RuntimeError(f"load_state_dict into {type(self).__name__}: " + "; ".join(problems))
@@ -228,6 +238,7 @@ class ModuleList(Module):
             self.append(module)
 
     def append(self, module):
+        """Register `module` under the next index; returns self."""
         setattr(self, str(len(self)), module)
         return self
 

@@ -7,9 +7,11 @@ For H heads of size d = E / H, with W_q, W_k, W_v the rows of the packed in_proj
     out = concat(head_1, ..., head_H) W_o^T + b_o         W_o = out_proj.weight
 
 Parameter names, shapes, initialisation and mask polarity are PyTorch's nn.MultiheadAttention,
-so a state_dict crosses both ways; the attention itself is one fused node (sdpa.py).
+so a state_dict crosses both ways. The attention itself is sdpa.py's: one fused node, or under
+`ta.fused(False)` the composed graph, whose scores and softmax a learner can hold (last_tensors).
 """
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,9 +19,15 @@ from ..autograd.creation import generator
 from ..autograd.errors import ShapeError
 from ..autograd.tensor import Tensor
 from .linear import Linear, LinearFunction
-from .masks import causal_mask
+from .masks import causal_mask, warn_if_a_query_sees_nothing
 from .module import Module, Parameter
-from .sdpa import scaled_dot_product_attention
+from .sdpa import attend
+
+
+class AttentionTensors(NamedTuple):
+    """The last call's scores and weights as graph Tensors, (B, H, Tq, Tk) each (see MultiheadAttention)."""
+    scores: Tensor
+    weights: Tensor
 
 
 def xavier_uniform(fan_out, fan_in):
@@ -30,11 +38,18 @@ def xavier_uniform(fan_out, fan_in):
 
 
 class MultiheadAttention(Module):
-    """PyTorch's nn.MultiheadAttention, batch first: forward(query (B, Tq, E), key (B, Tk, kdim),
-    value (B, Tk, vdim), ...) -> (out (B, Tq, E), weights or None).
+    """PyTorch's nn.MultiheadAttention: forward(query (B, Tq, E), key (B, Tk, kdim),
+    value (B, Tk, vdim), ...) -> (out (B, Tq, E), weights (B, [H,] Tq, Tk) or None).
+
+    batch_first defaults to True here (PyTorch's default is False): batch_first=False takes and
+    returns PyTorch's (time, batch, features) layout; the weights are batch first either way.
 
     keep_weights = True stores each call's (B, H, Tq, Tk) weights, a detached numpy array, in
-    last_weights (also when need_weights=False, as the Transformer layers call it).
+    last_weights (also when need_weights=False, as the Transformer layers call it). Under
+    `ta.fused(False)` it also keeps last_tensors = (scores, weights): the graph's own Tensors,
+    (B, H, Tq, Tk) each, the scores Q_h K_h^T / sqrt(d) (+ a float mask) and their softmax (after
+    dropout, when training with it). Call .retain_grad() on them before backward to read
+    dL/dscores and dL/dweights; with the fused node (the default) last_tensors is None.
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, batch_first=True):
@@ -42,9 +57,6 @@ class MultiheadAttention(Module):
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} must be a positive multiple of "
                              f"num_heads {num_heads} (each head gets embed_dim // num_heads features)")
-        if not batch_first:
-            raise ValueError("MultiheadAttention: batch_first=False (time, batch, features) is not supported; "
-                             "tinyattn is batch first: pass (batch, time, features) and batch_first=True")
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -62,7 +74,7 @@ class MultiheadAttention(Module):
         self.out_proj = Linear(embed_dim, embed_dim, bias)
         if bias:
             self.out_proj.bias.data[:] = 0
-        self.keep_weights, self.last_weights = False, None
+        self.keep_weights, self.last_weights, self.last_tensors = False, None, None
 
     def projections(self):
         """(W_q, b_q), (W_k, b_k), (W_v, b_v): slices of the packed parameters (gradients flow back)."""
@@ -76,18 +88,23 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
+        if not self.batch_first:  # (time, batch, features) in, and out again at the end
+            query, key, value = (t.transpose(0, 1) if t.ndim == 3 else t for t in (query, key, value))
         B, Tq, Tk = self._check_inputs(query, key, value)
         (W_q, b_q), (W_k, b_k), (W_v, b_v) = self.projections()
         Q = LinearFunction.apply(query, W_q, b_q)
         K = LinearFunction.apply(key, W_k, b_k)
         V = LinearFunction.apply(value, W_v, b_v)
         allowed, bias = self._masks(key_padding_mask, attn_mask, is_causal, B, Tq, Tk)
-        heads, weights = scaled_dot_product_attention(
+        heads, weights, scores = attend(
             self._split_heads(Q), self._split_heads(K), self._split_heads(V), mask=allowed, bias=bias,
             dropout_p=self.dropout if self.training else 0.0)
         out = self.out_proj(heads.transpose(1, 2).reshape(B, Tq, self.embed_dim))  # join the heads
+        if not self.batch_first:
+            out = out.transpose(0, 1)
         if self.keep_weights:
             self.last_weights = weights.data.copy()
+            self.last_tensors = None if scores is None else AttentionTensors(scores, weights)
         if not need_weights:
             return out, None
         return out, weights.mean(axis=1) if average_attn_weights else weights
@@ -109,7 +126,7 @@ class MultiheadAttention(Module):
         return query.shape[0], query.shape[1], key.shape[1]
 
     def _masks(self, key_padding_mask, attn_mask, is_causal, B, Tq, Tk):
-        """PyTorch's masks -> (allowed, bias) for the fused attention, both broadcasting to (B, H, Tq, Tk).
+        """PyTorch's masks -> (allowed, bias) for the attention, both broadcasting to (B, H, Tq, Tk).
 
         A bool mask of PyTorch's is True where attention may NOT go, so it enters `allowed`
         (True = may attend, tinyattn's polarity) negated; a float mask is added to the scores.
@@ -141,6 +158,8 @@ class MultiheadAttention(Module):
             if mask.dtype == np.bool_:
                 may_attend = ~np.asarray(mask)
                 allowed = may_attend if allowed is None else allowed & may_attend
+                warn_if_a_query_sees_nothing(allowed, "MultiheadAttention", "a bool mask is True where attention "
+                                             "may NOT go (PyTorch's polarity for attn_mask and key_padding_mask)")
             elif mask.dtype.kind == "f":
                 bias = mask if bias is None else bias + mask
             else:
@@ -154,14 +173,20 @@ class MultiheadAttention(Module):
 
 
 def _as_mask(mask):
-    """A Tensor stays one (a float mask may train); anything else becomes an array."""
-    return None if mask is None or isinstance(mask, Tensor) else np.asarray(mask)
+    """A float Tensor stays one (a float mask may train, so its gradient must flow); a bool
+    Tensor, a list or an array becomes an array."""
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor):
+        return mask if mask.dtype.kind == "f" else mask.data
+    return np.asarray(mask)
 
 
 def keep_attention_weights(model, on=True):
     """Make every MultiheadAttention inside `model` keep its last (B, H, Tq, Tk) weights (or stop).
 
-    Returns {dotted name: module}; after a forward, module.last_weights holds the picture:
+    Returns {dotted name: module}; after a forward, module.last_weights holds the picture
+    (and under ta.fused(False), module.last_tensors the scores and weights as graph Tensors):
         attn = nn.keep_attention_weights(model); model(x)
         ta.viz.attention_heatmap(attn["layers.0.self_attn"].last_weights[0], ...)
     """
@@ -171,5 +196,5 @@ def keep_attention_weights(model, on=True):
     for module in found.values():
         module.keep_weights = on
         if not on:
-            module.last_weights = None
+            module.last_weights = module.last_tensors = None
     return found

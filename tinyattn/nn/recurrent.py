@@ -1,14 +1,12 @@
 """RNN, GRU and LSTM: cells (one step) and layers (a whole batch-first sequence).
 
-Each cell has two implementations that agree to 1e-10 in float64:
-  * `reference(gi, state, weight_hh, bias_hh)` of each step rule below: the equations of
-    recurrent_steps.py written with autograd ops, to read;
-  * the fused path (default): one hand-written graph node per step (recurrent_steps.py),
-    which benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md);
-    nn.GRU and nn.LSTM run each direction of a whole sequence as one node (gru_sequence.py,
-    lstm_sequence.py).
-Set `module.fused = False` to run the reference. Parameter names and init follow PyTorch, so a
-PyTorch state_dict loads as it is.
+Each step rule below writes its cell's equations with autograd ops (`equations`); a layer runs
+them step by step, freezing the state of sequences that have ended. That composed graph is what
+runs under `ta.fused(False)`. By default the same numbers (to 1e-10 in float64) come from fused
+nodes, which benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md):
+one node per step (fused/recurrent_steps.py), and for nn.GRU and nn.LSTM one node per direction
+of a whole sequence (fused/gru_sequence.py, fused/lstm_sequence.py). Parameter names and init
+follow PyTorch, so a PyTorch state_dict loads as it is.
 """
 import math
 
@@ -18,12 +16,14 @@ from ..autograd.creation import generator
 from ..autograd.errors import ShapeError
 from ..autograd.ops_shape import cat, stack, unbind, where
 from ..autograd.tensor import Tensor, wrap
+from .functional import dropout
 from .linear import LinearFunction
 from .masks import lengths_mask
 from .module import Module, Parameter
-from .gru_sequence import GRUSequence
-from .lstm_sequence import LSTMSequence
-from .recurrent_steps import GRUStep, LSTMStep, RNNStep
+from .fused.gru_sequence import GRUSequence
+from .fused.lstm_sequence import LSTMSequence
+from .fused.recurrent_steps import GRUStep, LSTMStep, RNNStep
+from .fused.switch import is_fused
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 
@@ -41,18 +41,19 @@ class _Rule:
     """The step equations of one kind of cell, with no parameters of their own: a cell and a
     layer each hold theirs (the layer under PyTorch's names, per direction) and pass them in.
 
-    Each step exists twice, agreeing to 1e-10 in float64: `fused` (one graph node,
-    recurrent_steps.py) and `reference` (the same equations in autograd ops, to read).
+    Each step exists twice, agreeing to 1e-10 in float64: `equations` (autograd ops, to read)
+    and `node` (one fused graph node, fused/recurrent_steps.py).
     """
 
     def __init__(self, hidden_size):
         self.hidden_size = hidden_size
 
-    def step(self, gi, state, weight_hh, bias_hh, keep=None, fused=True):
-        """The next state from gi = x W_ih^T + b_ih; where keep (bool (B, 1)) is False the old state stays."""
-        if fused:
-            return self.fused(gi, state, weight_hh, bias_hh, keep)
-        new = self.reference(gi, state, weight_hh, bias_hh)
+    def step(self, gi, state, weight_hh, bias_hh, keep=None):
+        """The next state from gi = x W_ih^T + b_ih; where keep (bool (B, 1)) is False the old state
+        stays. One fused node, or under `ta.fused(False)` the equations and a `where`."""
+        if is_fused():
+            return self.node(gi, state, weight_hh, bias_hh, keep)
+        new = self.equations(gi, state, weight_hh, bias_hh)
         if keep is None:
             return new
         if isinstance(new, tuple):
@@ -72,10 +73,10 @@ class _RNNRule(_Rule):
         super().__init__(hidden_size)
         self.nonlinearity = nonlinearity
 
-    def fused(self, gi, h, weight_hh, bias_hh, keep):
+    def node(self, gi, h, weight_hh, bias_hh, keep):
         return RNNStep.apply(gi, h, weight_hh, bias_hh, self.nonlinearity, keep)
 
-    def reference(self, gi, h, weight_hh, bias_hh):
+    def equations(self, gi, h, weight_hh, bias_hh):
         pre = gi + _project(h, weight_hh, bias_hh)
         return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
 
@@ -83,10 +84,10 @@ class _RNNRule(_Rule):
 class _GRURule(_Rule):
     """r, z = sig(.), n = tanh(gi_n + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h."""
 
-    def fused(self, gi, h, weight_hh, bias_hh, keep):
+    def node(self, gi, h, weight_hh, bias_hh, keep):
         return GRUStep.apply(gi, h, weight_hh, bias_hh, keep)
 
-    def reference(self, gi, h, weight_hh, bias_hh):
+    def equations(self, gi, h, weight_hh, bias_hh):
         H = self.hidden_size
         gh = _project(h, weight_hh, bias_hh)
         r = (gi[:, :H] + gh[:, :H]).sigmoid()
@@ -102,11 +103,11 @@ class _LSTMRule(_Rule):
         zeros = super().zero_state(x)
         return zeros, zeros
 
-    def fused(self, gi, state, weight_hh, bias_hh, keep):
+    def node(self, gi, state, weight_hh, bias_hh, keep):
         h, c = state
         return LSTMStep.apply(gi, h, c, weight_hh, bias_hh, keep)
 
-    def reference(self, gi, state, weight_hh, bias_hh):
+    def equations(self, gi, state, weight_hh, bias_hh):
         h, c = state
         H = self.hidden_size
         gates = gi + _project(h, weight_hh, bias_hh)
@@ -129,7 +130,6 @@ class _Cell(Module):
     """One time step: forward(x (B, I), state=None) -> the next state. Its parameters are its own."""
 
     kind = None
-    fused = True
 
     def __init__(self, input_size, hidden_size, bias=True, **rule_options):
         _check_bias(type(self).__name__, bias)
@@ -148,8 +148,8 @@ class _Cell(Module):
         return self.step(_project(x, self.weight_ih, self.bias_ih), state)
 
     def step(self, gi, state, keep=None):
-        """The next state from the input projection gi (fused or reference as self.fused says)."""
-        return self.rule.step(gi, state, self.weight_hh, self.bias_hh, keep, self.fused)
+        """The next state from the input projection gi (a fused node unless the switch is off)."""
+        return self.rule.step(gi, state, self.weight_hh, self.bias_hh, keep)
 
     def _check(self, x, state):
         name = type(self).__name__
@@ -197,112 +197,154 @@ class LSTMCell(_Cell):
 
 
 class _Layer(Module):
-    """A batch-first, one-layer recurrent layer over (B, T, I), optionally bidirectional.
+    """A recurrent layer over a whole sequence: num_layers stacked, each optionally bidirectional.
 
-    Its parameters are its own, under PyTorch's names (weight_ih_l0, ..., ..._reverse); the
-    step equations come from the same rule the cells use.
+    Constructor and parameter names are PyTorch's (weight_ih_l0, ..., weight_hh_l1_reverse), with
+    one difference: batch_first defaults to True here (x is (B, T, I)); batch_first=False takes
+    PyTorch's default layout (T, B, I) and returns outputs (T, B, D*H). Layer l > 0 reads the
+    outputs of layer l - 1 (D*H features), with dropout between layers while training. The step
+    equations come from the same rule the cells use.
     """
 
     kind = None
-    fused = True
 
-    def __init__(self, input_size, hidden_size, bidirectional=False, bias=True, **rule_options):
-        _check_bias(type(self).__name__, bias)
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=True, dropout=0.0,
+                 bidirectional=False, **rule_options):
+        name = type(self).__name__
+        _check_bias(name, bias)
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
+            raise ValueError(f"{name}: num_layers must be a whole number >= 1, got {num_layers!r} "
+                             "(as in PyTorch, the third argument is num_layers: pass bidirectional=True by name)")
+        if not 0 <= dropout <= 1:
+            raise ValueError(f"{name}: dropout must lie in [0, 1], got {dropout}")
         super().__init__()
-        self.input_size, self.hidden_size, self.bidirectional = input_size, hidden_size, bidirectional
+        self.input_size, self.hidden_size, self.bidirectional = input_size, hidden_size, bool(bidirectional)
+        self.num_layers, self.batch_first, self.dropout = num_layers, bool(batch_first), dropout
         self.rule = RULES[self.kind](hidden_size, **rule_options)
         rows = GATES[self.kind] * hidden_size
-        for suffix in self._suffixes():
-            setattr(self, f"weight_ih_l0{suffix}", _init(hidden_size, rows, input_size))
-            setattr(self, f"weight_hh_l0{suffix}", _init(hidden_size, rows, hidden_size))
-            setattr(self, f"bias_ih_l0{suffix}", _init(hidden_size, rows) if bias else None)
-            setattr(self, f"bias_hh_l0{suffix}", _init(hidden_size, rows) if bias else None)
+        D = 2 if bidirectional else 1
+        for layer in range(num_layers):
+            inputs = input_size if layer == 0 else D * hidden_size
+            for suffix in self._suffixes():
+                setattr(self, f"weight_ih_l{layer}{suffix}", _init(hidden_size, rows, inputs))
+                setattr(self, f"weight_hh_l{layer}{suffix}", _init(hidden_size, rows, hidden_size))
+                setattr(self, f"bias_ih_l{layer}{suffix}", _init(hidden_size, rows) if bias else None)
+                setattr(self, f"bias_hh_l{layer}{suffix}", _init(hidden_size, rows) if bias else None)
 
     def _suffixes(self):
         return ("", "_reverse") if self.bidirectional else ("",)
 
     def forward(self, x, h0=None, lengths=None):
+        name = type(self).__name__
+        layout = "(batch, time, " if self.batch_first else "(time, batch, "
         if x.ndim != 3 or x.shape[2] != self.input_size:
-            raise ShapeError(f"{type(self).__name__}: input {x.shape}, expected (batch, time, {self.input_size})")
+            raise ShapeError(f"{name}: input {x.shape}, expected {layout}{self.input_size}) "
+                             f"(batch_first={self.batch_first})")
+        if not self.batch_first:
+            x = x.transpose(0, 1)
         B, T, _ = x.shape
         if T == 0:
-            raise ShapeError(f"{type(self).__name__}: input {x.shape} has no time steps; a sequence needs at least one")
+            raise ShapeError(f"{name}: input {x.shape} has no time steps; a sequence needs at least one")
         D = 2 if self.bidirectional else 1
-        lengths, keeps = _step_masks(lengths, B, T, type(self).__name__)
-        initial = self._initial_states(h0, x, D)
-        outputs, finals = [], []
-        # one node per direction (gru_sequence.py, lstm_sequence.py)
-        whole_sequence = self.fused and self.kind in ("GRU", "LSTM")
-        for d, suffix in enumerate(self._suffixes()):
-            weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l0{suffix}")
-                                                      for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
-            if whole_sequence:  # its outputs are already zero where a sentence has no word
-                gi = _project(x, weight_ih, bias_ih)
-                if self.kind == "GRU":
-                    output, state = GRUSequence.apply(gi, initial[d], weight_hh, bias_hh, lengths, d == 1)
-                else:
-                    output, *state = LSTMSequence.apply(gi, *initial[d], weight_hh, bias_hh, lengths, d == 1)
-                    state = tuple(state)
-                outputs.append(output)
-                finals.append(state)
-                continue
-            # every step's input projection in one product, then split into steps in one node
-            gi_steps = unbind(_project(x, weight_ih, bias_ih), axis=1)
-            state = initial[d]
-            per_step = [None] * T
-            for t in (reversed(range(T)) if d else range(T)):
-                keep = None if keeps is None else keeps[t]
-                state = self.rule.step(gi_steps[t], state, weight_hh, bias_hh, keep, self.fused)
-                per_step[t] = state[0] if isinstance(state, tuple) else state
-            outputs.append(stack(per_step, axis=1))
-            finals.append(state)
-        out = outputs[0] if D == 1 else cat(outputs, axis=2)
-        if keeps is not None and not whole_sequence:
-            out = out * wrap(lengths_mask(lengths, T)[..., None].astype(out.dtype))
-        return out, self._final_states(finals)
+        lengths, keeps = _step_masks(lengths, B, T, name)
+        initial = self._initial_states(h0, x, self.num_layers * D)  # layer l, direction d at l * D + d
+        finals = []
+        for layer in range(self.num_layers):
+            if layer and self.dropout and self.training:
+                x = dropout(x, self.dropout)
+            x, layer_finals = self._one_layer(x, layer, initial[layer * D:(layer + 1) * D], lengths, keeps)
+            finals += layer_finals
+        return (x if self.batch_first else x.transpose(0, 1)), self._final_states(finals)
 
-    def _initial_states(self, h0, x, D):
+    def _one_layer(self, x, layer, initial, lengths, keeps):
+        """Layer `layer` over x (B, T, I): (outputs (B, T, D*H), [final state of each direction]).
+
+        Each direction runs step by step (_steps); GRU and LSTM run that loop as one fused node
+        per direction (_whole_sequence) unless the switch is off.
+        """
+        whole_sequence = is_fused() and self.kind in ("GRU", "LSTM")
+        run = self._whole_sequence if whole_sequence else self._steps
+        outputs, finals = [], []
+        for d, suffix in enumerate(self._suffixes()):
+            weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l{layer}{suffix}")
+                                                      for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+            gi = _project(x, weight_ih, bias_ih)  # every step's input projection in one product
+            output, state = run(gi, initial[d], weight_hh, bias_hh, lengths, keeps, reverse=d == 1)
+            outputs.append(output)
+            finals.append(state)
+        out = outputs[0] if len(outputs) == 1 else cat(outputs, axis=2)
+        if keeps is not None and not whole_sequence:  # the steps repeat the last state past each length
+            out = out * wrap(lengths_mask(lengths, x.shape[1])[..., None].astype(out.dtype))
+        return out, finals
+
+    def _steps(self, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
+        """One direction, one rule step per time step: (outputs (B, T, H), last state). Where
+        keeps[t] is False (past a sequence's length) the step leaves the state as it was."""
+        T = gi.shape[1]
+        gi_steps = unbind(gi, axis=1)  # split into steps in one node
+        per_step = [None] * T
+        for t in (reversed(range(T)) if reverse else range(T)):
+            keep = None if keeps is None else keeps[t]
+            state = self.rule.step(gi_steps[t], state, weight_hh, bias_hh, keep)
+            per_step[t] = state[0] if isinstance(state, tuple) else state
+        return stack(per_step, axis=1), state
+
+    def _whole_sequence(self, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
+        """_steps as one fused node (fused/gru_sequence.py, fused/lstm_sequence.py), which skips
+        the sequences that have ended; its outputs are already zero past each length."""
+        if self.kind == "GRU":
+            return GRUSequence.apply(gi, state, weight_hh, bias_hh, lengths, reverse)
+        output, h, c = LSTMSequence.apply(gi, *state, weight_hh, bias_hh, lengths, reverse)
+        return output, (h, c)
+
+    def _initial_states(self, h0, x, count):
         B = x.shape[0]
         if h0 is None:
-            return [wrap(np.zeros((B, self.hidden_size), x.dtype))] * D
-        if tuple(h0.shape) != (D, B, self.hidden_size):
-            raise ShapeError(f"{type(self).__name__}: h0 {h0.shape}, expected ({D}, {B}, {self.hidden_size})")
-        return [h0[d] for d in range(D)]
+            return [wrap(np.zeros((B, self.hidden_size), x.dtype))] * count
+        if tuple(h0.shape) != (count, B, self.hidden_size):
+            raise ShapeError(f"{type(self).__name__}: h0 {h0.shape}, expected (num_layers * directions, batch, "
+                             f"hidden) = ({count}, {B}, {self.hidden_size})")
+        return [h0[i] for i in range(count)]
 
     def _final_states(self, finals):
         return stack(finals, axis=0)
 
     def extra_repr(self):
-        return f"{self.input_size}, {self.hidden_size}, bidirectional={self.bidirectional}"
+        extras = "".join(f", {key}={value}" for key, value, default in (
+            ("num_layers", self.num_layers, 1), ("batch_first", self.batch_first, True),
+            ("dropout", self.dropout, 0.0), ("bidirectional", self.bidirectional, False)) if value != default)
+        return f"{self.input_size}, {self.hidden_size}{extras}"
 
 
 class RNN(_Layer):
-    """Elman RNN layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (D, B, H))."""
+    """Elman RNN layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (L*D, B, H))."""
 
     kind = "RNN"
 
-    def __init__(self, input_size, hidden_size, bidirectional=False, bias=True, nonlinearity="tanh"):
-        super().__init__(input_size, hidden_size, bidirectional, bias, nonlinearity=nonlinearity)
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=True,
+                 dropout=0.0, bidirectional=False):
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         nonlinearity=nonlinearity)
 
 
 class GRU(_Layer):
-    """GRU layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (D, B, H))."""
+    """GRU layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (L*D, B, H))."""
 
     kind = "GRU"
 
 
 class LSTM(_Layer):
-    """LSTM layer; forward(x, (h0, c0)=None, lengths=None) -> (outputs, (h_n, c_n)), each state (D, B, H)."""
+    """LSTM layer; forward(x, (h0, c0)=None, lengths=None) -> (outputs, (h_n, c_n)), each state (L*D, B, H)."""
 
     kind = "LSTM"
 
-    def _initial_states(self, h0, x, D):
+    def _initial_states(self, h0, x, count):
         if h0 is None:
-            return [self.rule.zero_state(x)] * D
+            return [self.rule.zero_state(x)] * count
         if not isinstance(h0, (tuple, list)) or len(h0) != 2:
-            raise TypeError("LSTM: the initial state is a pair (h0, c0), each (D, batch, hidden)")
+            raise TypeError("LSTM: the initial state is a pair (h0, c0), each (num_layers * directions, batch, hidden)")
         h, c = h0
-        hs, cs = super()._initial_states(h, x, D), super()._initial_states(c, x, D)
+        hs, cs = super()._initial_states(h, x, count), super()._initial_states(c, x, count)
         return list(zip(hs, cs))
 
     def _final_states(self, finals):

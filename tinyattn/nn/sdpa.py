@@ -1,37 +1,32 @@
-"""Scaled dot-product attention (Vaswani et al. 2017, https://arxiv.org/abs/1706.03762): its
-three stages fused into one graph node.
+"""Scaled dot-product attention (Vaswani et al. 2017, https://arxiv.org/abs/1706.03762).
 
     scores  S = Q K^T * scale (+ bias)     (how well each query matches each key)
     weights W = softmax(S) over the keys   (masked places get exactly 0)
     output  O = W V                        (the weighted average of the values)
 
-Backward, with G_O = dL/dO and G_W = dL/dW (the weights are an output too):
-    dL/dV = W^T G_O,   dL/dW = G_O V^T + G_W,   dL/dS = W * (dL/dW - sum(dL/dW * W))  (softmax)
-    dL/dQ = dL/dS K * scale,   dL/dK = dL/dS^T Q * scale,   dL/dbias = dL/dS (summed over broadcast)
+attention_composed writes these stages with autograd ops; `attend` runs them as that graph
+under `ta.fused(False)`, and otherwise as the one node that equals it (fused/sdpa.py,
+ScaledDotProductAttention, whose docstring derives the backward).
 
 Two optional extras, both as in PyTorch's F.scaled_dot_product_attention:
   * `bias`: a float array (or Tensor) added to the scores, PyTorch's float attn_mask (-inf hides
-    a place like a False in the bool mask; a learned bias, e.g. a relative position, trains),
-    kept inside the fused node rather than as a separate composed path: forward it is one
-    addition, backward its gradient is dL/dS, which the node computes anyway;
-  * `dropout_p`: dropout on the weights, W' = W * keep, keep = 0 or 1/(1-p). W' takes W's place
-    in O = W' V and is the weights output; the chain rule through it is dL/dW = keep * dL/dW'.
+    a place like a False in the bool mask; a learned bias, e.g. a relative position, trains);
+  * `dropout_p`: dropout on the weights, W' = W * keep, keep = 0 or 1/(1-p); W' takes W's place
+    in O = W' V and is the weights returned.
 
-`scaled_dot_product_attention_reference` writes the same with autograd ops, to read and to
-test against. Masks (masks.py) say where attention MAY go (True = may attend) and broadcast
-against the scores as PyTorch's boolean attn_mask does: (Tq, Tk) for every sequence alike,
-(B, 1, Tk) for padding.
+Masks (masks.py) say where attention MAY go (True = may attend) and broadcast against the
+scores as PyTorch's boolean attn_mask does: (Tq, Tk) for every sequence alike, (B, 1, Tk) for padding.
 """
 import math
+from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ..autograd.broadcast import broadcasts_to, unbroadcast
+from ..autograd.broadcast import broadcasts_to
 from ..autograd.errors import ShapeError, require_float
-from ..autograd.function import Function
 from ..autograd.tensor import Tensor, wrap
-from ..ops.matmul import matmul
-from ..ops.softmax import softmax, softmax_backward
+from .fused.sdpa import ScaledDotProductAttention
+from .fused.switch import fused, is_fused
 from .masks import attention_mask, dropout_mask
 
 
@@ -53,42 +48,6 @@ def _check_qkv(q, k, v):
         raise ShapeError(f"attention: batch dims differ: q {q.shape}, k {k.shape}, v {v.shape}")
 
 
-class ScaledDotProductAttention(Function):
-    """(O, W) = (softmax(Q K^T * scale + bias, mask) V, softmax(...)); backward in the module docstring.
-
-    bias (added to the scores) and keep (dropout's multiplier of the weights) may be None.
-    """
-
-    @staticmethod
-    def forward(ctx, q, k, v, mask, scale, bias=None, keep=None):
-        # The scale multiplies q (T x d) rather than the scores (T x T): the same product,
-        # fewer multiplications whenever there are more keys than dimensions.
-        scores = matmul(q * q.dtype.type(scale), k.swapaxes(-1, -2))
-        if bias is not None:
-            scores = scores + bias
-        weights = softmax(scores, mask)
-        dropped = weights if keep is None else weights * keep
-        ctx.save_for_backward(q, k, v, weights, dropped, keep)
-        ctx.scale = scale
-        ctx.bias_shape = None if bias is None else bias.shape
-        return matmul(dropped, v), dropped
-
-    @staticmethod
-    def backward(ctx, g_out, g_weights):
-        q, k, v, weights, dropped, keep = ctx.saved_tensors
-        dtype = weights.dtype.type
-        d_weights = matmul(g_out, v.swapaxes(-1, -2)) + g_weights
-        if keep is not None:
-            d_weights = d_weights * keep
-        d_v = matmul(dropped.swapaxes(-1, -2), g_out)
-        d_scores = softmax_backward(weights, d_weights)
-        scale = dtype(ctx.scale)
-        d_q = matmul(d_scores, k) * scale
-        d_k = matmul(d_scores.swapaxes(-1, -2), q) * scale
-        d_bias = unbroadcast(d_scores, ctx.bias_shape) if ctx.needs_input_grad[5] else None
-        return d_q, d_k, d_v, None, None, d_bias, None
-
-
 def _check_bias(bias, scores_shape, dtype, op):
     """A float array or Tensor that broadcasts to the scores, or None; arrays take q's dtype."""
     if bias is None:
@@ -104,29 +63,85 @@ def _check_bias(bias, scores_shape, dtype, op):
     return bias if isinstance(bias, Tensor) else bias.astype(dtype, copy=False)
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, scale=None, bias=None, dropout_p=0.0):
-    """(output, weights): softmax(q k^T * scale + bias) v, scale = 1/sqrt(d_k) by default; one graph node.
+def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *,
+                                 mask=None, bias=None):
+    """(output, weights): softmax(q k^T * scale + bias) v, scale = 1/sqrt(d_k) by default.
 
-    dropout_p > 0 drops weights (always: pass 0 outside training, as PyTorch's function does).
+    q (B, [H,] Tq, d), k (B, [H,] Tk, d), v (B, [H,] Tk, dv) -> output (B, [H,] Tq, dv), weights
+    (B, [H,] Tq, Tk). PyTorch's arguments mean what they mean there: attn_mask bool (True = may
+    attend) or float (added to the scores; a Tensor that requires grad trains), is_causal (query i
+    sees keys <= i), dropout_p (always applied: pass 0 outside training), scale. tinyattn's own
+    mask= (bool, True = may attend) and bias= (float, added) may be given instead or as well.
+    Unlike PyTorch's, it also returns the weights. One graph node, or under `ta.fused(False)`
+    the composed graph, whose weights are the Softmax's own output (after dropout, if any).
     """
+    output, weights, _ = attend(q, k, v, attn_mask, dropout_p, is_causal, scale, mask=mask, bias=bias)
+    return output, weights
+
+
+class Attended(NamedTuple):
+    """What attention made: output, weights (after dropout, if any) and the scores before the
+    softmax (None from the fused node, inside which they never become a Tensor)."""
+    output: Tensor
+    weights: Tensor
+    scores: Optional[Tensor]
+
+
+def attend(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *, mask=None, bias=None):
+    """scaled_dot_product_attention's arguments -> Attended(output, weights, scores): the fused
+    node, or the composed graph when the switch is off (`ta.fused(False)`)."""
     _check_qkv(q, k, v)
     scale = attention_scale(q.shape[-1]) if scale is None else float(scale)
     scores_shape = q.shape[:-1] + (k.shape[-2],)
+    mask, bias = _merge_masks(attn_mask, is_causal, mask, bias, scores_shape)
     mask = attention_mask(mask, scores_shape, "scaled_dot_product_attention")
     bias = _check_bias(bias, scores_shape, q.dtype, "scaled_dot_product_attention")
     keep = dropout_mask(scores_shape, dropout_p, q.dtype) if dropout_p else None
-    return ScaledDotProductAttention.apply(q, k, v, mask, scale, bias, keep)
+    if is_fused():
+        return Attended(*ScaledDotProductAttention.apply(q, k, v, mask, scale, bias, keep), None)
+    return attention_composed(q, k, v, mask, scale, bias, keep)
 
 
-def scaled_dot_product_attention_reference(q, k, v, mask=None, scale=None, bias=None, dropout_p=0.0):
-    """The same three stages with autograd ops: scores, masked softmax, (dropout,) weighted sum."""
-    _check_qkv(q, k, v)
-    scale = attention_scale(q.shape[-1]) if scale is None else float(scale)
+def attention_composed(q, k, v, mask, scale, bias=None, keep=None):
+    """The three stages as autograd ops (the graph ScaledDotProductAttention equals) -> Attended.
+
+    mask: bool broadcasting to the scores or None; bias: float added to the scores or None;
+    keep: dropout's multiplier of the weights (0 or 1/(1-p)) or None.
+    """
     scores = (q @ k.transpose(-2, -1)) * scale
-    bias = _check_bias(bias, scores.shape, q.dtype, "scaled_dot_product_attention")
     if bias is not None:
         scores = scores + bias
-    weights = scores.softmax(-1, mask=attention_mask(mask, scores.shape))
-    if dropout_p:
-        weights = weights * wrap(dropout_mask(scores.shape, dropout_p, q.dtype))
-    return weights @ v, weights
+    weights = scores.softmax(-1, mask=mask)
+    if keep is not None:
+        weights = weights * wrap(keep)
+    return Attended(weights @ v, weights, scores)
+
+
+def _merge_masks(attn_mask, is_causal, mask, bias, scores_shape):
+    """PyTorch's attn_mask and is_causal folded into tinyattn's (mask, bias): a bool attn_mask
+    joins mask (both True = may attend), a float one joins bias, is_causal adds a causal mask."""
+    if is_causal:
+        if attn_mask is not None:  # as PyTorch, which refuses the pair
+            raise ValueError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both; "
+                             "for both, give attn_mask=mask & nn.causal_mask(T)")
+        Tq, Tk = scores_shape[-2:]
+        attn_mask = np.tril(np.ones((Tq, Tk), bool))  # query i sees keys 0..i (top left, as PyTorch)
+    if attn_mask is None:
+        return mask, bias
+    if not isinstance(attn_mask, Tensor):
+        attn_mask = np.asarray(attn_mask)
+    if attn_mask.dtype == np.bool_:
+        attn_mask = attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask
+        return (attn_mask if mask is None else np.asarray(_raw(mask)) & attn_mask), bias
+    return mask, (attn_mask if bias is None else bias + attn_mask)
+
+
+def _raw(mask):
+    return mask.data if isinstance(mask, Tensor) else mask
+
+
+def scaled_dot_product_attention_reference(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *,
+                                           mask=None, bias=None):
+    """scaled_dot_product_attention as its composed graph whatever the switch says (to read and to test)."""
+    with fused(False):
+        return scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, mask=mask, bias=bias)

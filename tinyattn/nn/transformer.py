@@ -41,9 +41,7 @@ class _LayerParts:
     def _build(self, d_model, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
                bias, norms):
         name = type(self).__name__
-        if not batch_first:
-            raise ValueError(f"{name}: batch_first=False (time, batch, features) is not supported; tinyattn is "
-                             "batch first: pass (batch, time, features) and batch_first=True")
+        self.batch_first = batch_first  # only the attention reads the layout; the rest works per position
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias)

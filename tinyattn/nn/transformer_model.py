@@ -3,7 +3,7 @@
     memory = encoder(src)                  num_encoder_layers TransformerEncoderLayers, then a LayerNorm
     out    = decoder(tgt, memory)          num_decoder_layers TransformerDecoderLayers, then a LayerNorm
 
-Arguments, defaults (batch_first aside: tinyattn is batch first only), parameter names
+Arguments, defaults (batch_first aside: True, as tinyattn's other layers), parameter names
 (encoder.layers.0.*, encoder.norm.*, decoder.layers.0.*, decoder.norm.*) and initialisation
 (every weight matrix xavier uniform) are PyTorch's, so a state_dict crosses both ways. The
 output has no vocabulary projection: as in PyTorch, embeddings and the final Linear are the
@@ -18,6 +18,8 @@ from .transformer import TransformerDecoder, TransformerDecoderLayer, Transforme
 
 
 class Transformer(Module):
+    """PyTorch's nn.Transformer: an encoder stack and a decoder stack, each ending in a LayerNorm."""
+
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
                  dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
                  batch_first=True, norm_first=False, bias=True):
@@ -38,10 +40,12 @@ class Transformer(Module):
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
                 tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                 memory_is_causal=False):
-        """src (B, S, E), tgt (B, T, E) -> (B, T, E). Masks in PyTorch's polarity (bool True = not allowed,
-        float added to the scores), as nn.MultiheadAttention takes them."""
-        if src.shape[0] != tgt.shape[0]:
-            raise ValueError(f"Transformer: the batch size of src ({src.shape[0]}) and tgt ({tgt.shape[0]}) must be equal")
+        """src (B, S, E), tgt (B, T, E) -> (B, T, E) ((S, B, E), ... with batch_first=False). Masks in
+        PyTorch's polarity (bool True = not allowed, float added to the scores), as nn.MultiheadAttention."""
+        batch = 0 if self.batch_first else 1
+        if src.shape[batch] != tgt.shape[batch]:
+            raise ValueError(f"Transformer: the batch size of src ({src.shape[batch]}) and tgt ({tgt.shape[batch]}) "
+                             "must be equal")
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
             raise ValueError(f"Transformer: the feature number of src and tgt must be equal to d_model ({self.d_model})")
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)

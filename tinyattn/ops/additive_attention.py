@@ -17,59 +17,20 @@ Backward, with gc = dL/dcontext and gw = dL/dweights:
 
 What runs where (measured for the translation model, (64, 1, 14) scores with h = 64): the
 products (v . hidden for all pairs at once, weights @ values, ...) are BLAS calls, the softmax
-is tinyattn/ops/softmax.py, and the two element-wise passes over the (B, Tq, Tk, h) hidden
+is the softmax of tinyattn/ops/arrays.py, and the two element-wise passes over the (B, Tq, Tk, h) hidden
 tensor, the one place with work per (pair, unit), are `pair_tanh` (forward: numpy, whose SIMD
 tanh beat a Numba loop with fast_tanh, 52-62 against 84-90 us) and `through_pair_tanh`
 (backward: a Numba kernel, 14 us against the numpy reference's 123-130 us).
 """
-import numba
+
 import numpy as np
 
-from .backend import get_backend
-from .matmul import matmul
-from .softmax import softmax, softmax_backward
+from .arrays import matmul, softmax, softmax_backward, through_pair_tanh
 
 
-# ----------------------------------------------------------------------------- the two passes
 def pair_tanh(wq, uk):
     """hidden (B, Tq, Tk, h) = tanh(wq[:, i] + uk[:, j]) for every pair (i, j)."""
     return np.tanh(wq[:, :, None, :] + uk[:, None, :, :])
-
-
-def through_pair_tanh_reference(d_score, v, hidden):
-    """(dwq, duk): dpre = dscore v (1 - hidden^2), summed over the keys and over the queries."""
-    d_pre = d_score[..., None] * v * (1 - hidden * hidden)
-    return d_pre.sum(axis=2), d_pre.sum(axis=1)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _through_pair_tanh_kernel(d_score, v, hidden, d_wq, d_uk):
-    B, Tq, Tk, h = hidden.shape
-    one = v.dtype.type(1)
-    d_wq[:] = 0
-    d_uk[:] = 0
-    for b in range(B):
-        for i in range(Tq):
-            dq = d_wq[b, i]
-            for j in range(Tk):
-                ds, row, dk = d_score[b, i, j], hidden[b, i, j], d_uk[b, j]
-                for k in range(h):
-                    d_pre = ds * v[k] * (one - row[k] * row[k])
-                    dq[k] += d_pre
-                    dk[k] += d_pre
-
-
-def through_pair_tanh_numba(d_score, v, hidden):
-    B, Tq, Tk, h = hidden.shape
-    d_wq, d_uk = np.empty((B, Tq, h), hidden.dtype), np.empty((B, Tk, h), hidden.dtype)
-    _through_pair_tanh_kernel(np.ascontiguousarray(d_score), np.ascontiguousarray(v), hidden, d_wq, d_uk)
-    return d_wq, d_uk
-
-
-def through_pair_tanh(d_score, v, hidden):
-    if get_backend() == "numpy":
-        return through_pair_tanh_reference(d_score, v, hidden)
-    return through_pair_tanh_numba(d_score, v, hidden)
 
 
 # ----------------------------------------------------------------------------- the whole step

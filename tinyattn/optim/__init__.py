@@ -1,3 +1,3 @@
 """Optimisers and learning-rate schedules."""
-from .optimizer import SGD, Adam, Optimizer
+from .optimizer import SGD, Adam, AdamW, Optimizer
 from .schedules import LinearWarmup, StepLR

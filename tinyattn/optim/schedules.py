@@ -28,6 +28,7 @@ class StepLR(_Schedule):
         super().__init__(optimizer)
 
     def lr_at(self, count):
+        """The learning rate after `count` steps: base_lr * gamma ** (count // step_size)."""
         return self.base_lr * self.gamma ** (count // self.step_size)
 
 
@@ -41,4 +42,5 @@ class LinearWarmup(_Schedule):
         super().__init__(optimizer)
 
     def lr_at(self, count):
+        """The learning rate after `count` steps: base_lr * min(1, (count + 1) / warmup_steps)."""
         return self.base_lr * min(1.0, (count + 1) / self.warmup_steps)

@@ -23,7 +23,9 @@ import sys
 from dataclasses import dataclass, field
 
 from ..autograd.creation import get_rng_state, set_rng_state
+from ..autograd.tensor import Tensor
 from ..nn.utils import clip_grad_norm_
+from ..ops.memory import keep_freed_memory
 from .checkpoint import load, save
 from .compile_notice import compile_notice
 from .progress import Progress
@@ -56,6 +58,7 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
       (under no_grad if it wishes); its figures go to the progress line and to the History.
     scheduler: a schedule from ta.optim, stepped once per step and saved with the checkpoint.
     """
+    keep_freed_memory()  # reuse each step's freed arrays: no page faults (ops/memory.py)
     rngs = dict(rngs or {})
     history = History()
     start = 0
@@ -70,7 +73,7 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     with compile_notice(stream):  # explains a slow first step, on a machine's first run only
         try:
             for step in range(start + 1, steps + 1):
-                loss = loss_fn(step)
+                loss = _checked_loss(loss_fn(step), step)
                 value = loss.item()
                 if not math.isfinite(value):
                     history.stopped = _stop_note("the loss", value, step, checkpoint, saved)
@@ -148,3 +151,15 @@ def _restore(state, model, optimizer, scheduler, rngs, history):
     history.evaluations = {name: [tuple(pair) for pair in pairs] for name, pairs in state["evaluations"].items()}
     history.resumed_from = int(state["step"])
     return int(state["step"])
+
+
+def _checked_loss(loss, step):
+    """The loss as loss_fn returned it, if it is a one-element Tensor that backward can start from."""
+    if not isinstance(loss, Tensor):
+        raise TypeError(f"fit: loss_fn({step}) returned a {type(loss).__name__}, not a Tensor; return the loss "
+                        "tensor itself (not loss.item() or a number), so that fit can call loss.backward()")
+    if loss.data.size != 1 or not loss.requires_grad:
+        why = (f"has shape {loss.shape}; reduce it to one number, e.g. loss.mean()" if loss.data.size != 1 else
+               "does not require grad: was it computed under ta.no_grad(), or from the data alone?")
+        raise ValueError(f"fit: the loss loss_fn({step}) returned {why}")
+    return loss

@@ -18,6 +18,7 @@ class Progress:
         self.start = self.last_draw = time.perf_counter()
 
     def update(self, step, **figures):
+        """Redraw the progress line at `step`, with figures such as loss=0.31 shown beside it."""
         now = time.perf_counter()
         done = step >= self.total
         if self.interactive and not done and now - self.last_draw < 0.1:

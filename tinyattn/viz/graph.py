@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.engine import _reverse_topological_order
+from ..autograd.engine import reverse_topological_order
 from ..autograd.tensor import Tensor
-from ..autograd.trace import grad_norm
+from ..autograd.tracing import grad_norm
 from .heatmaps import _finish, _pyplot
 
 MAX_NODES = 80  # beyond this the boxes get too small to read
@@ -50,9 +50,8 @@ def graph_lists(root, params=None):
     if root._ctx is None:
         raise ValueError(f"draw_graph: this tensor of shape {root.shape} was not made by an op (it is a leaf), "
                          "so there is no graph behind it; draw the output of a computation")
-    order = _reverse_topological_order([_drawable(root._ctx)])  # every node after all its consumers
-    for node in order:
-        _drawable(node)
+    # every node after all its consumers; a node an earlier backward freed is named in a ValueError
+    order = reverse_topological_order([root._ctx], freed_error=_freed_error)
     names = {id(tensor): name for name, tensor in (params or {}).items()}
     depth = {id(root._ctx): 0}
     leaves = {}  # id -> tensor, in the order first met
@@ -138,13 +137,11 @@ def draw_graph(root, path=None, params=None):
 _COLOURS = {"function": "#dbe9f6", "parameter": "#fde2c4", "input": "#dcefd9"}
 
 
-def _drawable(node):
-    if node.freed:
-        raise ValueError(
-            f"draw_graph: the graph was freed by backward() (at {node.fn_name}); draw it before backward(), "
-            "or call backward(retain_graph=True) to keep it (and to see the gradients' norms)"
-        )
-    return node
+def _freed_error(node):
+    return ValueError(
+        f"draw_graph: the graph was freed by backward() (at {node.fn_name}); draw it before backward(), "
+        "or call backward(retain_graph=True) to keep it (and to see the gradients' norms)"
+    )
 
 
 def _norms(grads, count):

@@ -1,0 +1,36 @@
+"""The notebooks in notebooks/ run from a fresh folder without an error, and are stored with
+their outputs and pictures (so they render as they are on a code host).
+
+`python notebooks/build.py` writes and runs them again; this test runs the stored ones.
+"""
+import pathlib
+import shutil
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+
+NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+
+
+def test_there_are_the_three_notebooks_and_each_is_stored_with_a_picture():
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03"]
+    for path in NOTEBOOKS:
+        outputs = [out for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"
+                   for out in cell.outputs]
+        assert any("image/png" in out.get("data", {}) for out in outputs), f"{path.name} has no stored picture"
+        assert not any(out.get("output_type") == "error" for out in outputs), f"{path.name} stores an error"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_from_a_fresh_folder(path, tmp_path):
+    copy = tmp_path / path.name
+    shutil.copy(path, copy)
+    notebook = nbformat.read(copy, as_version=4)
+    client = nbclient.NotebookClient(notebook, timeout=240, kernel_name="python3",
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()  # raises CellExecutionError, naming the cell, on any error
+    images = sum("image/png" in out.get("data", {}) for cell in notebook.cells if cell.cell_type == "code"
+                 for out in cell.outputs)
+    assert images >= 1, f"{path.name} drew no picture this time"

@@ -1,0 +1,27 @@
+"""One Adam update of one parameter, in place, every number in the parameter's dtype.
+
+    m = b1 m + (1 - b1) g,   v = b2 v + (1 - b2) g^2
+    p -= step_size * m / (sqrt(v) / sqrt(1 - b2^t) + eps),   step_size = lr / (1 - b1^t)
+
+(with g + weight_decay * p for g when weight_decay is not 0). The reference is numpy, one pass
+over the arrays per operation (about ten); the Numba kernel does the same operations in the
+same order, rounding for rounding, in one pass, so both give the same bits.
+"""
+import numba
+import numpy as np
+
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _adam_kernel(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
+    (b1, one_minus_b1), (b2, one_minus_b2) = b1, b2
+    for j in range(p.shape[0]):
+        gj = g[j] + weight_decay * p[j] if weight_decay else g[j]
+        m[j] = m[j] * b1 + one_minus_b1 * gj
+        v[j] = v[j] * b2 + one_minus_b2 * gj * gj
+        p[j] -= step_size * (m[j] / (np.sqrt(v[j]) / bias2_sqrt + eps))
+
+
+def adam_update(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
+    """Update p, m and v in place (see the top)."""
+    _adam_kernel(*(a.reshape(-1) for a in (p, g, m, v)), b1, b2, step_size, bias2_sqrt, eps, weight_decay)

@@ -1,0 +1,23 @@
+"""The logistic sigmoid 1 / (1 + exp(-x)) on an array, without overflow for any x.
+
+With e = exp(-|x|) <= 1 it is 1 / (1 + e) for x >= 0 and e / (1 + e) for x < 0, so exp never
+sees a large positive number. The reference is that formula in numpy (three passes over x);
+the Numba kernel applies fast_sigmoid (fast_activations.py) in one vectorized pass.
+"""
+import numba
+import numpy as np
+
+from .fast_activations import fast_sigmoid
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _sigmoid_kernel(x, out):
+    for j in range(x.shape[0]):
+        out[j] = fast_sigmoid(x[j])
+
+
+def sigmoid(x):
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    _sigmoid_kernel(x.reshape(-1), out.reshape(-1))
+    return out
