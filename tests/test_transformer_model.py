@@ -19,7 +19,7 @@ def test_matches_pytorch_outputs_and_every_gradient():
     model = nn.Transformer(E, H, 2, 2, FF, dropout=0.0).double()
     model.load_state_dict(_group(fixture, "param."))  # PyTorch's names and shapes, as they are
     mask = nn.Transformer.generate_square_subsequent_mask(3, dtype=np.float64)
-    np.testing.assert_array_equal(mask, fixture["meta.causal_mask"])
+    np.testing.assert_array_equal(mask.data, fixture["meta.causal_mask"])
     src = ta.tensor(fixture["input.src"], requires_grad=True)
     tgt = ta.tensor(fixture["input.tgt"], requires_grad=True)
     out = model(src, tgt, tgt_mask=mask, **_bool_call(fixture))
@@ -43,7 +43,7 @@ def test_pytorch_defaults_and_initialisation():
     w = names["encoder.layers.0.linear1.weight"].data  # xavier uniform: |w| <= sqrt(6 / (fan_in + fan_out))
     assert np.abs(w).max() <= np.sqrt(6 / 24) and np.abs(w).max() > 0.8 * np.sqrt(6 / 24)
     mask = nn.Transformer.generate_square_subsequent_mask(3)
-    assert mask.dtype == np.float32 and mask[0, 1] == -np.inf and mask[1, 0] == 0
+    assert mask.dtype == np.float32 and mask.data[0, 1] == -np.inf and mask.data[1, 0] == 0
     time_first = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=False)  # (time, batch, features)
     batch_first = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0)
     batch_first.load_state_dict(time_first.state_dict())

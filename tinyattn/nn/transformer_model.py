@@ -11,6 +11,7 @@ user's (models/transformer_seq2seq.py puts them around it).
 """
 import numpy as np
 
+from ..autograd.tensor import tensor
 from .linear import LayerNorm
 from .module import Module
 from .multihead import xavier_uniform
@@ -57,6 +58,6 @@ class Transformer(Module):
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """(sz, sz) float mask: 0 on and below the diagonal, -inf above (position i sees 0..i), as PyTorch.
 
-        dtype: float32 unless given (a numpy dtype); device is accepted and ignored (CPU only).
-        A numpy array, as tinyattn's other masks (PyTorch returns a Tensor); pass it as tgt_mask."""
-        return np.triu(np.full((sz, sz), -np.inf), k=1).astype(dtype or np.float32)
+        A Tensor, as PyTorch's; dtype: float32 unless given (a numpy dtype); device is accepted and
+        ignored (CPU only). Pass it as tgt_mask."""
+        return tensor(np.triu(np.full((sz, sz), -np.inf), k=1).astype(dtype or np.float32))
