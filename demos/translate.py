@@ -1,132 +1,257 @@
-"""Train a toy translator with and without attention, and look at what attention learned.
+"""Train translators with and without attention on a language pair with long-range reordering.
 
-    python demos/translate.py                  # about 25 s on 2 cores (kernels compiled)
-    python demos/translate.py --score general  # Luong's score instead of Bahdanau's additive one
+    python demos/translate.py                         # Bahdanau's attention against none (about 3 min)
+    python demos/translate.py --decoder luong --score dot      # one model: none, bahdanau, luong, transformer
+    python demos/translate.py --translate "the dog sees a cat" # the trained model, beam search
+    echo "a cat likes the fish" | python demos/translate.py --translate -
+    python demos/translate.py --compare --short       # every decoder on one budget (under 10 min)
+    python demos/translate.py --pair quick            # the small pair: adjectives move behind their noun
 
-The task (tinyattn/data/toy_translation.py): "big red cat sees small dog" -> "chat rouge grand
-voit chien petit": word for word, but adjectives move behind their noun in mirror order. Two
-GRU encoder-decoders learn it: one attends over the encoder states at every step (Bahdanau et
-al. 2015, https://arxiv.org/abs/1409.0473), one has only the encoder's final state. We print their accuracy by sentence length,
-draw the attention weights of one sentence, and plot accuracy against length.
-Checkpoints are written as training goes, so --resume continues an interrupted run exactly.
+The pair (tinyattn/data/reordering.py): "the big dog that sees a cat likes the fish" ->
+"aru neko miru no sono inu okii sono sakana suki": verbs go to the end of their clause, relative
+clauses in front of their noun, adjectives behind it; sentences of 5 to 50 words. A decoder that
+attends can look up the source word it needs at each step (Bahdanau et al. 2015,
+https://arxiv.org/abs/1409.0473); one that has only the encoder's final state must carry the
+whole sentence in it. The run prints exact match, BLEU and alignment accuracy by sentence
+length, and writes pictures and results.json to translate_out/. Checkpoints are written as
+training goes: --resume continues an interrupted run exactly, --translate uses them.
 """
 import argparse
+import json
 import os
+import sys
+import time
 
 # Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
 # save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import tinyattn as ta
-from tinyattn.data import EOS, TOKEN_IDS, ToyTranslation, translate_words
-from tinyattn.models import Seq2Seq
+import numpy as np  # noqa: E402
+
+import tinyattn as ta  # noqa: E402
+from tinyattn import metrics  # noqa: E402
+from tinyattn.data import TOKEN_IDS, ReorderingSplits, ToyTranslation, translate_words  # noqa: E402
+from tinyattn.data.reordering import translate as reorder_translate  # noqa: E402
+from tinyattn.models import LuongSeq2Seq, Seq2Seq, TransformerSeq2Seq  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # translate_cli.py, beside this file
+
+BUCKETS = {"hard": [(5, 10), (11, 20), (21, 30), (31, 40), (41, 50)], "quick": [(1, 4), (5, 8), (9, 12), (13, 16)]}
+SCORES = {"bahdanau": ["additive", "general", "dot", "scaled_dot", "cosine"], "luong": ["general", "dot", "concat"]}
+COMPARED = [("none", None), ("bahdanau", "additive"), ("luong", "dot"), ("luong", "general"), ("luong", "concat"),
+            ("transformer", None)]
 
 
-def train(name, model, data, steps, batch, out_dir, resume=False, lr=3e-3, checkpoint_every=100):
-    """Teacher-forced training with ta.train.fit: progress line, checkpoints, exact --resume."""
+class Pair:
+    """The data of a run: training stream, test sentences (words, reference, gold alignment or None)."""
+
+    def __init__(self, name, test_per_length):
+        self.name = name
+        if name == "hard":
+            splits = ReorderingSplits(per_length=test_per_length)
+            self.train, self.test, self.max_words = splits.train, splits.test, 50
+        else:
+            self.train, self.max_words = ToyTranslation(max_phrases=4, seed=0), 15
+            test = ToyTranslation(max_phrases=4, seed=12345)
+            self.test = [(w, t, None) for w, t in (test.sentence() for _ in range(40 * test_per_length))]
+        self.source_vocab, self.target_vocab = self.train.source_vocab, self.train.target_vocab
+
+    def reference(self, words):
+        return reorder_translate(words)[0] if self.name == "hard" else translate_words(words)
+
+
+def model_name(decoder, score):
+    """Where a model's checkpoint and figures go: none, bahdanau (its additive score), bahdanau_dot,
+    luong_general, transformer, ..."""
+    plain = score is None or decoder in ("none", "transformer") or (decoder, score) == ("bahdanau", "additive")
+    return decoder if plain else f"{decoder}_{score}"
+
+
+def build(decoder, score, pair, hidden):
+    V, W = len(pair.source_vocab), len(pair.target_vocab)
+    if decoder == "luong":
+        return LuongSeq2Seq(V, W, **TOKEN_IDS, hidden_size=hidden, score=score)
+    if decoder == "transformer":
+        return TransformerSeq2Seq(V, W, **TOKEN_IDS, d_model=hidden)
+    return Seq2Seq(V, W, **TOKEN_IDS, hidden_size=hidden, attention=None if decoder == "none" else score)
+
+
+def train(name, model, pair, args, out_dir):
+    """Teacher-forced training with ta.train.fit (progress line, checkpoints, exact --resume);
+    the learning rate drops to a fifth for the last 40 % of the steps."""
+    lr = args.lr or (2e-3 if isinstance(model, TransformerSeq2Seq) else 3e-3)
     opt = ta.optim.Adam(model.parameters(), lr=lr)
-
-    def loss_fn(step):
-        return model.loss(*data.batch(batch))
-
-    history = ta.train.fit(model, opt, loss_fn, steps, checkpoint=os.path.join(out_dir, f"{name}.ckpt.npz"),
-                           checkpoint_every=checkpoint_every, resume=resume, clip_grad_norm=1.0,
-                           rngs={"data": data.rng}, label=f"{name:>14s}")
+    schedule = ta.optim.StepLR(opt, step_size=max(1, int(0.6 * args.steps)), gamma=0.2)
+    start = time.perf_counter()
+    history = ta.train.fit(model, opt, lambda step: model.loss(*pair.train.batch(args.batch)), args.steps,
+                           checkpoint=os.path.join(out_dir, f"{name}.ckpt.npz"), checkpoint_every=100,
+                           resume=args.resume, clip_grad_norm=1.0, scheduler=schedule,
+                           rngs={"data": pair.train.rng}, label=f"{name:>16s}")
     if history.stopped:
         raise SystemExit(f"{name}: {history.stopped}")
-    return model
+    with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
+        json.dump({"decoder": name, "pair": pair.name, "hidden": args.hidden}, f)
+    return history, time.perf_counter() - start
 
 
-def accuracy_by_length(model, data, pairs):
-    """{source length: fraction of sentences translated exactly}, and the overall fraction."""
-    correct = {}
+def evaluate(model, pair, beam=1):
+    """Exact match, BLEU and alignment accuracy on the test sentences, overall and by length."""
+    hyps, refs, looks, golds = [], [], [], []
     with ta.no_grad():
-        for i in range(0, len(pairs), 128):
-            chunk = pairs[i:i + 128]
-            source, lengths, _ = data.encode_pairs(chunk)
-            tokens, _ = model.translate(source, lengths)
-            for (words, reference), row in zip(chunk, tokens):
-                hits = correct.setdefault(len(words), [0, 0])
-                hits[0] += data.target_vocab.decode(row) == reference
-                hits[1] += 1
-    by_length = {n: hit / total for n, (hit, total) in sorted(correct.items())}
-    overall = sum(h for h, _ in correct.values()) / sum(t for _, t in correct.values())
-    return by_length, overall
+        model.eval()
+        for i in range(0, len(pair.test), 128):
+            chunk = pair.test[i:i + 128]
+            source, lengths, target = pair.train.encode_pairs([(w, t) for w, t, _ in chunk])
+            hyps += [pair.target_vocab.decode(h.tokens) for h in model.decode(source, lengths, beam_size=beam)]
+            refs += [t for _, t, _ in chunk]
+            if chunk[0][2] is not None and not (isinstance(model, Seq2Seq) and model.decoder.attention_kind is None):
+                weights = model.teacher_forced_weights(source, lengths, target)  # where it looks to write word t
+                looks += [w[:len(g), :len(s)] for w, (s, _, g) in zip(weights, chunk)]
+                golds += [g for _, _, g in chunk]
+    lengths = [len(w) for w, _, _ in pair.test]
+    figures = {"exact": (metrics.exact_match, hyps, refs), "bleu": (metrics.corpus_bleu, hyps, refs)}
+    if looks:
+        figures["align"] = (metrics.alignment_accuracy, looks, golds)
+    result = {"by_length": {}, "overall": {}}
+    for key, (metric, *columns) in figures.items():
+        result["overall"][key] = metric(*columns)
+        for bucket, value in metrics.by_length(metric, lengths, BUCKETS[pair.name], *columns).items():
+            result["by_length"].setdefault(bucket, {})[key] = value
+    for row in result["by_length"].values():
+        row.setdefault("align", None)
+    result["overall"].setdefault("align", None)
+    return result
 
 
-def show_attention(model, data, words, path):
-    source, lengths, _ = data.encode_pairs([(words, [])])
-    with ta.no_grad():
-        tokens, weights = model.translate(source, lengths)
-    steps = list(tokens[0])
-    if EOS in steps:
-        steps = steps[:steps.index(EOS) + 1]  # every step up to and with the first </s>
-    written = [data.target_vocab.words[t] for t in steps]
-    ta.viz.attention_heatmap(weights[0, :len(steps), :len(words)], x_labels=words, y_labels=written,
-                             path=path, title="where the decoder looked for each word it wrote",
-                             xlabel="source word (key)", ylabel="word written (query)")
-    return data.target_vocab.decode(tokens[0])
+def print_table(results):
+    names = list(results)
+    print("\nby source length (words): exact match %, BLEU, alignment accuracy % (greedy decoding)")
+    print(f"{'words':>7s}" + "".join(f"{name:>26s}" for name in names))
+    buckets = list(results[names[0]]["by_length"]) + ["all"]
+    for bucket in buckets:
+        cells = []
+        for name in names:
+            r = results[name]["overall"] if bucket == "all" else results[name]["by_length"][bucket]
+            align = "    -" if r["align"] is None else f"{100 * r['align']:5.1f}"
+            cells.append(f"{100 * r['exact']:9.1f} {r['bleu']:6.1f} {align}")
+        print(f"{bucket:>7s}" + "".join(f"{c:>26s}" for c in cells))
 
 
-def plot_accuracy(results, path):
+def plot_curves(results, histories, path_accuracy, path_loss):
     import matplotlib.pyplot as plt
 
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    for name, r in results.items():
+        buckets = list(r["by_length"])
+        middles = [np.mean([int(x) for x in b.split("-")]) for b in buckets]
+        axes[0].plot(middles, [100 * r["by_length"][b]["exact"] for b in buckets], marker="o", label=name)
+        axes[1].plot(middles, [r["by_length"][b]["bleu"] for b in buckets], marker="o", label=name)
+    axes[0].set(ylabel="sentences exactly right (%)", ylim=(-5, 105))
+    axes[1].set(ylabel="BLEU", ylim=(-5, 105))
+    for ax in axes:
+        ax.set_xlabel("source sentence length (words)")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path_accuracy, dpi=110)
+    plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    for name, by_length in results.items():
-        ax.plot(list(by_length), [100 * a for a in by_length.values()], marker="o", label=name)
-    ax.set_xlabel("source sentence length (words)")
-    ax.set_ylabel("sentences exactly right (%)")
-    ax.set_ylim(-5, 105)
+    for name, history in histories.items():
+        ax.plot(np.arange(1, len(history.losses) + 1), history.losses, label=name, lw=0.8)
+    ax.set(xlabel="training step", ylabel="cross-entropy (per word)", yscale="log")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path_loss, dpi=110)
     plt.close(fig)
+
+
+def draw_alignment(model, pair, words, gold, path):
+    """Attention of the beam-decoded translation of one sentence, the gold source word of each
+    written word marked with a circle (where it should look)."""
+    import matplotlib.pyplot as plt
+
+    source, lengths, _ = pair.train.encode_pairs([(words, [])])
+    (best,) = model.decode(source, lengths, beam_size=4)
+    written = pair.target_vocab.decode(best.tokens) + ["</s>"] * best.ended
+    fig = ta.viz.attention_heatmap(best.attention[:len(written), :len(words)], x_labels=words, y_labels=written,
+                                   title="where the decoder looked (circles: the gold source word)",
+                                   xlabel="source word", ylabel="word written")
+    ax = fig.axes[0]
+    marks = [(g, j) for j, g in enumerate(gold) if j < len(written)]
+    ax.scatter([g for g, _ in marks], [j for _, j in marks], s=30, facecolors="none", edgecolors="red", lw=1)
+    fig.set_size_inches(min(fig.get_figwidth(), 12), min(fig.get_figheight(), 12))  # 50 words: 25 inches by cell
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return written
+
+
+def run(args, decoders):
+    out_dir = args.out_dir
+    os.makedirs(out_dir, exist_ok=True)
+    pair = Pair(args.pair, args.test_per_length)
+    results, histories = {}, {}
+    for index, (decoder, score) in enumerate(decoders):
+        name = model_name(decoder, score)
+        ta.manual_seed(index)
+        model = build(decoder, score, pair, args.hidden)
+        histories[name], seconds = train(name, model, pair, args, out_dir)
+        results[name] = evaluate(model, pair)
+        results[name]["train_seconds"] = seconds
+        results[name]["parameters"] = int(sum(p.data.size for p in model.parameters()))
+        if decoder != "none":
+            attending = model
+    print_table(results)
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump({"models": results}, f, indent=1)
+    plot_curves(results, histories, os.path.join(out_dir, "accuracy_by_length.png"),
+                os.path.join(out_dir, "loss.png"))
+    if any(d != "none" for d, _ in decoders):
+        words, _, gold = max(pair.test, key=lambda example: len(example[0]))  # the longest test sentence
+        gold = gold if gold is not None else []  # the quick pair has no gold alignment
+        written = draw_alignment(attending, pair, words, gold, os.path.join(out_dir, "attention.png"))
+        print(f"\n{' '.join(words)}\n  -> {' '.join(written)}\n  (expected {' '.join(pair.reference(words))})")
+    print(f"\nwritten to {out_dir}/: results.json, accuracy_by_length.png, loss.png"
+          + (", attention.png" if any(d != "none" for d, _ in decoders) else ""))
+    return results
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--steps", type=int, default=400, help="training steps per model (batches of --batch)")
+    parser.add_argument("--pair", default="hard", choices=["hard", "quick"], help="language pair")
+    parser.add_argument("--decoder", choices=["none", "bahdanau", "luong", "transformer"],
+                        help="train (or, with --translate, use) this one model; default: bahdanau and none")
+    parser.add_argument("--score", help="attention score: bahdanau additive|general|dot|scaled_dot|cosine "
+                                        "(default additive), luong dot|general|concat (default general)")
+    parser.add_argument("--steps", type=int, default=1200, help="training steps per model (batches of --batch)")
     parser.add_argument("--batch", type=int, default=64, help="sentence pairs per training step")
-    parser.add_argument("--score", default="additive", choices=["additive", "general", "dot", "scaled_dot", "cosine"],
-                        help="attention score: additive = Bahdanau, general = Luong")
-    parser.add_argument("--no-baseline", action="store_true", help="train only the model with attention")
-    parser.add_argument("--test-sentences", type=int, default=600, help="held-out sentences for the accuracy table")
-    parser.add_argument("--out-dir", default="translate_out", help="checkpoints and pictures go here")
+    parser.add_argument("--lr", type=float, help="Adam's learning rate (default 3e-3, the Transformer's 2e-3)")
+    parser.add_argument("--hidden", type=int, default=64, help="GRU size per direction; the Transformer's d_model")
+    parser.add_argument("--test-per-length", type=int, default=10, help="test sentences of each length")
+    parser.add_argument("--out-dir", default="translate_out", help="checkpoints, pictures, results.json")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
+    parser.add_argument("--translate", metavar="TEXT", help='translate TEXT with the trained model ("-": one '
+                                                           "sentence per line from stdin); trains nothing")
+    parser.add_argument("--beam", type=int, default=4, help="beam size for --translate")
+    parser.add_argument("--compare", action="store_true", help="every decoder on one budget: translate_out/report.md")
+    parser.add_argument("--short", action="store_true", help="with --compare: 300 steps each (under 10 minutes)")
     args = parser.parse_args(argv)
-    os.makedirs(args.out_dir, exist_ok=True)
+    if args.score and args.decoder not in SCORES:
+        parser.error("--score goes with --decoder bahdanau or --decoder luong")
+    if args.score and args.score not in SCORES[args.decoder]:
+        parser.error(f"--decoder {args.decoder} takes --score {', '.join(SCORES[args.decoder])}")
+    score = args.score or {"bahdanau": "additive", "luong": "general"}.get(args.decoder)
+    if args.translate is not None:
+        from translate_cli import translate_command
 
-    test_data = ToyTranslation(max_phrases=4, seed=12345)
-    test_pairs = [test_data.sentence() for _ in range(args.test_sentences)]
-    models = {f"{args.score} attention": args.score}
-    if not args.no_baseline:
-        models["no attention"] = None
-    results, overall = {}, {}
-    for index, (name, score) in enumerate(models.items()):
-        ta.manual_seed(index)
-        data = ToyTranslation(max_phrases=4, seed=index)
-        model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, attention=score)
-        train(name.replace(" ", "_"), model, data, args.steps, args.batch, args.out_dir, args.resume)
-        results[name], overall[name] = accuracy_by_length(model, test_data, test_pairs)
-        if score is not None:
-            attention_model = model
+        return translate_command(args, args.decoder or "bahdanau", score or "additive", Pair, build, model_name)
+    if args.compare:
+        from translate_cli import compare_command
 
-    print("\nsentences translated exactly, by source length:")
-    print("length " + "".join(f"{name:>22s}" for name in results))
-    for n in results[next(iter(results))]:
-        print(f"{n:6d} " + "".join(f"{100 * r.get(n, 0):21.0f}%" for r in results.values()))
-    print("   all " + "".join(f"{100 * a:21.0f}%" for a in overall.values()))
-
-    example = "big old dog sees happy green bird likes new car".split()
-    heatmap = os.path.join(args.out_dir, "attention.png")
-    produced = show_attention(attention_model, test_data, example, heatmap)
-    print(f"\n{' '.join(example)}\n  -> {' '.join(produced)}\n  (expected {' '.join(translate_words(example))})")
-    curve = os.path.join(args.out_dir, "accuracy_by_length.png")
-    plot_accuracy(results, curve)
-    print(f"\npictures: {heatmap} (attention weights), {curve} (accuracy against length)")
-    return overall
+        return compare_command(args, COMPARED, run)
+    decoders = [(args.decoder, score)] if args.decoder else [("bahdanau", "additive"), ("none", None)]
+    return run(args, decoders)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
-"""The toy translation task, the seq2seq model, and the translation demo's promises."""
+"""The quick translation pair, the Bahdanau / no-attention Seq2Seq (gradients, fused = step by step).
+
+The demo itself: tests/test_translate_demo.py."""
 import re
-import runpy
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,8 +9,6 @@ import pytest
 import tinyattn as ta
 from tinyattn.data import EOS, PAD, TOKEN_IDS, ToyTranslation, translate_words
 from tinyattn.models import Seq2Seq
-
-DEMO = Path(__file__).resolve().parents[1] / "demos" / "translate.py"
 
 
 def test_adjectives_move_behind_their_noun_in_mirror_order():
@@ -30,14 +28,6 @@ def test_the_whole_seq2seq_loss_gradchecks():
     source, lengths, target = data.batch(2)
     params = tuple(model.parameters())
     assert ta.gradcheck(lambda *p: model.loss(source, lengths, target), params, max_elements=30)
-
-
-def test_a_short_training_run_translates_most_sentences_exactly(tmp_path):
-    demo = runpy.run_path(str(DEMO))
-    overall = demo["main"](["--steps", "150", "--no-baseline", "--test-sentences", "200", "--out-dir", str(tmp_path)])
-    assert overall["additive attention"] >= 0.9
-    assert (tmp_path / "attention.png").stat().st_size > 5000
-    assert (tmp_path / "accuracy_by_length.png").stat().st_size > 5000
 
 
 def _float64_model(score, phrases, data_seed, size, batch):
@@ -74,20 +64,6 @@ def test_progress_line_is_bounded_and_readable():
     bars = [re.search(r"\[([#.]*)\]", line).group(1) for line in lines]
     assert all(len(bar) == 24 for bar in bars) and bars[-1] == "#" * 24
     assert "-0s" not in lines[-1]
-
-
-def test_attention_picture_labels_every_decoder_step(tmp_path):
-    """An undertrained model may never write </s>, or write <s> mid-sentence: rows are steps."""
-    demo = runpy.run_path(str(DEMO))
-    data = ToyTranslation(max_phrases=2, seed=0)
-
-    class Stub:
-        def translate(self, source, lengths):
-            return np.array([[5, 1, 6, 7]]), np.full((1, 4, source.shape[1]), 0.25)
-
-    words = ["big", "cat"]
-    assert demo["show_attention"](Stub(), data, words, str(tmp_path / "a.png")) == data.target_vocab.decode([5, 1, 6, 7])
-    assert (tmp_path / "a.png").exists()
 
 
 @pytest.mark.parametrize("score", ["additive", "general", None])

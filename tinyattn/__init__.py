@@ -36,7 +36,7 @@ from .autograd import (
     zeros_like,
 )
 from .autograd.dtypes import bool, float16, float32, float64, int32, int64  # noqa: A004  (torch.bool's name)
-from . import data, models, nn, optim, viz  # noqa: E402  (after the engine they build on)
+from . import data, metrics, models, nn, optim, viz  # noqa: E402  (after the engine they build on)
 from .nn.fused.switch import fused, is_fused  # noqa: E402  (the one switch for every fused node)
 from .train.checkpoint import CheckpointError, load, save  # noqa: E402
 

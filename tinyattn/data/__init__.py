@@ -1,2 +1,3 @@
 """Toy data made on the fly (numpy only): nothing is downloaded."""
 from .toy_translation import BOS, EOS, PAD, TOKEN_IDS, ToyTranslation, Vocabulary, pad_batch, translate_words
+from .reordering import Reordering, ReorderingSplits

@@ -21,6 +21,7 @@ from ..nn.linear import Embedding, Linear
 from ..nn.masks import attention_mask, padding_mask
 from ..nn.module import Module
 from ..nn.recurrent import GRU, GRUCell
+from .translator import Translator
 
 
 class Encoder(Module):
@@ -110,8 +111,10 @@ class Decoder(Module):
         return self.out(cat(features, axis=-1))
 
 
-class Seq2Seq(Module):
-    """Translate with teacher forcing for training (loss) and greedily for use (translate).
+class Seq2Seq(Translator):
+    """Bahdanau's decoder (attention="additive") or none (attention=None), or another score.
+
+    Trained with teacher forcing (loss); decoded greedily or by beam search (Translator.decode).
 
     pad_id, bos_id, eos_id: the vocabularies' padding, start and end tokens (both sides share them).
     """
@@ -135,35 +138,14 @@ class Seq2Seq(Module):
         logits = self.decoder.teacher_forced_logits(embedded, state, keys, encoder_states, mask, needed)
         return cross_entropy(logits, target[:, 1:], ignore_index=self.pad_id)
 
-    def teacher_forced_weights(self, source, lengths, target):
-        """Attention weights (B, T, S) while reading the reference target (call under no_grad):
-        row t is where the decoder looks to write target word t + 1, right or wrong so far."""
-        encoder_states, state = self.encoder(source, np.asarray(lengths))
-        keys = self.decoder.keys(encoder_states)
-        mask = padding_mask(np.asarray(lengths), source.shape[1])
-        rows = []
-        for embedded in unbind(self.decoder.embedding(target[:, :-1]), axis=1):
-            _, state, weights = self.decoder.step(embedded, state, keys, encoder_states, mask)
-            rows.append(weights.data)
-        return np.stack(rows, axis=1)
-
-    def translate(self, source, lengths, max_len=None):
-        """Greedy decoding: (token ids (B, T), attention weights (B, T, S) or None); call under no_grad."""
+    def begin(self, source, lengths):
+        """memory: (encoder states, their keys, padding mask); state: {"h": the decoder's state}."""
         lengths = np.asarray(lengths)
         encoder_states, state = self.encoder(source, lengths)
-        keys = self.decoder.keys(encoder_states)
-        mask = padding_mask(lengths, source.shape[1])
-        B = source.shape[0]
-        token = np.full(B, self.bos_id, np.int64)
-        tokens, weights = [], []
-        for _ in range(max_len or 2 * source.shape[1] + 2):
-            step_logits, state, step_weights = self.decoder.step(self.decoder.embedding(token), state, keys,
-                                                                  encoder_states, mask)
-            token = step_logits.data.argmax(axis=-1)
-            tokens.append(token)
-            if step_weights is not None:
-                weights.append(step_weights.data)
-            if np.all(np.any(np.stack(tokens, 1) == self.eos_id, axis=1)):
-                break
-        return np.stack(tokens, axis=1), (np.stack(weights, axis=1) if weights else None)
+        return (encoder_states, self.decoder.keys(encoder_states), padding_mask(lengths, source.shape[1])), {"h": state}
 
+    def advance(self, tokens, memory, state):
+        """One decoder step for the previous words `tokens` (N,): (logits (N, V), state, weights (N, S) or None)."""
+        encoder_states, keys, mask = memory
+        logits, h, weights = self.decoder.step(self.decoder.embedding(tokens), state["h"], keys, encoder_states, mask)
+        return logits, {"h": h}, weights

@@ -10,3 +10,4 @@ from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAtte
 from .masks import causal_mask, lengths_mask, padding_mask
 from .multihead import MultiheadAttention, keep_attention_weights
 from .transformer import TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
+from .transformer_model import Transformer

@@ -1,0 +1,148 @@
+"""The two other modes of demos/translate.py: --translate (use a trained model) and --compare.
+
+--translate never trains: it loads translate_out/NAME.ckpt.npz (the checkpoint of `translate.py
+--decoder NAME`), beam-decodes each sentence and prints the translation with its attention as
+a text table. Whatever is wrong (an unknown word, an empty or too long sentence, no checkpoint,
+a checkpoint of another model) is one line on stderr and a non-zero exit, never a traceback.
+"""
+import difflib
+import json
+import os
+import sys
+
+import tinyattn as ta
+
+SHADES = " .:-=+*#%@"  # weight 0 .. 1 in ten steps
+
+
+class Refusal(Exception):
+    """A message for the user, one line."""
+
+
+def load_model(args, decoder, score, Pair, build, model_name):
+    name = model_name(decoder, score)
+    path = os.path.join(args.out_dir, f"{name}.ckpt.npz")
+    if not os.path.exists(path):
+        flags = f" --decoder {decoder}" + (f" --score {score}" if name != decoder else "")
+        raise Refusal(f"no trained model at {path}: train it first with `python demos/translate.py{flags}`")
+    config_path = os.path.join(args.out_dir, f"{name}.json")
+    config = json.load(open(config_path)) if os.path.exists(config_path) else {}
+    if config.get("pair", args.pair) != args.pair or config.get("hidden", args.hidden) != args.hidden:
+        raise Refusal(f"{path} was trained with --pair {config.get('pair')} --hidden {config.get('hidden')}; "
+                      f"pass the same to use it")
+    pair = Pair(args.pair, 1)
+    model = build(decoder, score, pair, args.hidden)
+    try:
+        state = ta.load(path)
+        model.load_state_dict(state["model"])
+    except Exception as error:  # whatever the file holds, the user gets one line
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise Refusal(f"{path} does not fit a --decoder {decoder} model of this pair ({first[:160]})") from None
+    model.eval()
+    return model, pair
+
+
+def check_words(words, pair):
+    if not words:
+        raise Refusal("empty sentence: nothing to translate")
+    if len(words) > pair.max_words:
+        raise Refusal(f"{len(words)} words: the model was trained on sentences of at most {pair.max_words}")
+    known = [w for w in pair.source_vocab.words if not w.startswith("<")]
+    for word in words:
+        if word not in pair.source_vocab.ids or word.startswith("<"):
+            near = difflib.get_close_matches(word, known, n=3, cutoff=0.0)
+            raise Refusal(f"unknown word {word!r} (nearest known: {', '.join(near)})")
+
+
+def attention_table(source_words, written, weights):
+    """One row per written word: the source word it looked at most, then a shade per source word."""
+    width = max(len(w) for w in written) if written else 4
+    lines = [" " * (width + 22) + "".join(str(i % 10) for i in range(len(source_words))) +
+             "   (source positions; shade = weight, ' ' 0 .. '@' 1)"]
+    for word, row in zip(written, weights):
+        top = int(row.argmax())
+        shades = "".join(SHADES[min(int(w * len(SHADES)), len(SHADES) - 1)] for w in row)
+        lines.append(f"{word:>{width}s} <- {source_words[top]:>10s} {row[top]:4.2f}  {shades}")
+    return "\n".join(lines)
+
+
+def translate_one(model, pair, line, beam):
+    words = line.lower().split()
+    check_words(words, pair)
+    source, lengths, _ = pair.train.encode_pairs([(words, [])])
+    with ta.no_grad():
+        (best,) = model.decode(source, lengths, beam_size=beam)
+    written = pair.target_vocab.decode(best.tokens)
+    print(" ".join(written))
+    if best.attention is not None:
+        shown = written + ["</s>"] * best.ended
+        print(attention_table(words, shown, best.attention[:len(shown), :len(words)]))
+    try:
+        expected = pair.reference(words)
+        print(f"(the grammar's translation: {' '.join(expected)}; "
+              f"{'the same' if expected == written else 'they differ'})")
+    except (ValueError, KeyError):
+        print("(not a sentence of the grammar: no reference translation)")
+
+
+def translate_command(args, decoder, score, Pair, build, model_name):
+    try:
+        model, pair = load_model(args, decoder, score, Pair, build, model_name)
+    except Refusal as refusal:
+        print(f"translate.py: {refusal}", file=sys.stderr)
+        raise SystemExit(2) from None
+    lines = sys.stdin.read().splitlines() if args.translate == "-" else [args.translate]
+    failed = 0
+    for line in lines:
+        try:
+            translate_one(model, pair, line, args.beam)
+        except Refusal as refusal:
+            print(f"translate.py: {refusal}", file=sys.stderr)
+            failed += 1
+    if failed:
+        raise SystemExit(1)
+    return 0
+
+
+def compare_command(args, compared, run):
+    """Every decoder trained on the same data and budget; report.md and a bar chart."""
+    if args.short:
+        args.steps = 300
+    args.out_dir = os.path.join(args.out_dir, "compare")
+    results = run(args, compared)
+    lines = [f"Every decoder on one budget: {args.steps} steps of {args.batch} sentence pairs, pair `{args.pair}`, "
+             f"test: {args.test_per_length} sentences of each length, greedy decoding.", "",
+             "| decoder | exact % | BLEU | alignment % | parameters | training (s) |", "|---|---|---|---|---|---|"]
+    for name, r in results.items():
+        o = r["overall"]
+        align = "-" if o["align"] is None else f"{100 * o['align']:.1f}"
+        lines.append(f"| {name} | {100 * o['exact']:.1f} | {o['bleu']:.1f} | {align} | {r['parameters']} | "
+                     f"{r['train_seconds']:.0f} |")
+    buckets = list(next(iter(results.values()))["by_length"])
+    lines += ["", "Exact match (%) by source length:", "", "| decoder | " + " | ".join(buckets) + " |",
+              "|---|" + "---|" * len(buckets)]
+    for name, r in results.items():
+        lines.append(f"| {name} | " + " | ".join(f"{100 * r['by_length'][b]['exact']:.1f}" for b in buckets) + " |")
+    report = os.path.join(args.out_dir, "report.md")
+    with open(report, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    _bars(results, os.path.join(args.out_dir, "compare.png"))
+    print("\n" + "\n".join(lines) + f"\n\nwritten: {report}, {os.path.join(args.out_dir, 'compare.png')}")
+    return results
+
+
+def _bars(results, path):
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+    for ax, (key, label, scale) in zip(axes, [("exact", "exact match (%)", 100), ("bleu", "BLEU", 1),
+                                              ("align", "alignment accuracy (%)", 100)]):
+        values = [scale * (results[n]["overall"][key] or 0) for n in names]
+        ax.barh(names, values, color="tab:blue")
+        ax.set_xlabel(label)
+        ax.set_xlim(0, 100)
+        ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

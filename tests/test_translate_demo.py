@@ -1,0 +1,103 @@
+"""demos/translate.py: a short training run, results.json, --translate and its refusals, --compare."""
+import io
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+
+DEMO = Path(__file__).resolve().parents[1] / "demos" / "translate.py"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return runpy.run_path(str(DEMO))
+
+
+@pytest.fixture(scope="module")
+def trained(demo, tmp_path_factory):
+    """The quick pair, Bahdanau's decoder, 150 steps: a model that translates."""
+    out = tmp_path_factory.mktemp("translate_out")
+    results = demo["main"](["--pair", "quick", "--decoder", "bahdanau", "--steps", "150", "--test-per-length", "5",
+                            "--out-dir", str(out)])
+    return out, results
+
+
+def test_a_short_run_translates_most_sentences_and_writes_its_results(trained):
+    out, results = trained
+    assert results["bahdanau"]["overall"]["exact"] >= 0.9
+    written = json.loads((out / "results.json").read_text())["models"]["bahdanau"]
+    assert written["train_seconds"] > 0 and set(written["by_length"]) <= {"1-4", "5-8", "9-12", "13-16"}
+    for row in list(written["by_length"].values()) + [written["overall"]]:
+        assert 0 <= row["exact"] <= 1 and 0 <= row["bleu"] <= 100 and row["align"] is None  # no gold on this pair
+    for picture in ("attention.png", "accuracy_by_length.png", "loss.png"):
+        assert (out / picture).stat().st_size > 5000
+
+
+def _translate(demo, out, *args, stdin=None, monkeypatch=None):
+    if stdin is not None:
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    return demo["main"](["--pair", "quick", "--out-dir", str(out), "--translate", *args])
+
+
+def test_translate_prints_the_translation_and_its_attention(demo, trained, capsys, monkeypatch):
+    out, _ = trained
+    assert _translate(demo, out, "big red cat sees small dog") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:2] == ["chat", "rouge"] and "<-" in lines[2]
+    assert _translate(demo, out, "-", stdin="cat\nbig dog\n", monkeypatch=monkeypatch) == 0
+    assert capsys.readouterr().out.count("(the grammar's translation") == 2
+    with pytest.raises(SystemExit) as stop:  # a bad line is refused, the others still translated
+        _translate(demo, out, "-", stdin="the cat\nbig dog\n", monkeypatch=monkeypatch)
+    captured = capsys.readouterr()
+    assert stop.value.code == 1 and "unknown word 'the'" in captured.err and "chien grand" in captured.out
+
+
+@pytest.mark.parametrize("text, message", [
+    ("big red cta", "unknown word 'cta' (nearest known: cat"),
+    ("   ", "empty sentence"),
+    (" ".join(["cat sees dog"] * 6), "18 words: the model was trained on sentences of at most 15"),
+])
+def test_translate_refuses_bad_sentences_in_one_line(demo, trained, capsys, text, message):
+    out, _ = trained
+    with pytest.raises(SystemExit) as stop:
+        _translate(demo, out, text)
+    err = capsys.readouterr().err
+    assert stop.value.code != 0 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_translate_refuses_a_missing_or_mismatched_checkpoint(demo, trained, tmp_path, capsys):
+    out, _ = trained
+    with pytest.raises(SystemExit) as stop:
+        demo["main"](["--pair", "quick", "--out-dir", str(tmp_path), "--translate", "cat"])
+    assert stop.value.code != 0 and "no trained model at" in capsys.readouterr().err
+    (tmp_path / "luong_general.ckpt.npz").write_bytes((out / "bahdanau.ckpt.npz").read_bytes())
+    with pytest.raises(SystemExit) as stop:
+        demo["main"](["--pair", "quick", "--out-dir", str(tmp_path), "--decoder", "luong", "--translate", "cat"])
+    err = capsys.readouterr().err
+    assert stop.value.code != 0 and "does not fit a --decoder luong model" in err and len(err.strip().splitlines()) == 1
+
+
+def test_compare_trains_every_decoder_and_writes_the_report(demo, tmp_path):
+    results = demo["main"](["--compare", "--pair", "quick", "--steps", "3", "--batch", "4", "--test-per-length", "1",
+                            "--out-dir", str(tmp_path)])
+    assert list(results) == ["none", "bahdanau", "luong_dot", "luong_general", "luong_concat", "transformer"]
+    report = (tmp_path / "compare" / "report.md").read_text()
+    assert all(f"| {name} |" in report for name in results)
+    assert (tmp_path / "compare" / "compare.png").stat().st_size > 5000
+    written = json.loads((tmp_path / "compare" / "results.json").read_text())["models"]
+    assert set(written["none"]["by_length"]) == {"1-4", "5-8", "9-12", "13-16"}
+    assert all(r["train_seconds"] > 0 and r["parameters"] > 0 for r in written.values())
+
+
+def test_the_default_run_on_the_hard_pair_writes_every_figure(demo, tmp_path):
+    """Two steps only: the shape of results.json, not the accuracy (that is the demo's own run)."""
+    results = demo["main"](["--steps", "2", "--batch", "4", "--test-per-length", "1", "--out-dir", str(tmp_path)])
+    written = json.loads((tmp_path / "results.json").read_text())["models"]
+    assert list(written) == list(results) == ["bahdanau", "none"]
+    for name, model in written.items():
+        assert list(model["by_length"]) == ["5-10", "11-20", "21-30", "31-40", "41-50"]
+        for row in list(model["by_length"].values()) + [model["overall"]]:
+            assert 0 <= row["exact"] <= 1 and 0 <= row["bleu"] <= 100
+            assert (row["align"] is None) == (name == "none") and (row["align"] is None or 0 <= row["align"] <= 1)
+    assert (tmp_path / "attention.png").stat().st_size > 5000
