@@ -1,26 +1,9 @@
-"""Additive (Bahdanau) attention on arrays: scores, masked softmax and context, and the backward.
+"""The backward pass through additive attention's hidden layer, as one Numba pass.
 
-For each batch entry b, query i and key j, with wq = W q (B, Tq, h) and uk = U k (B, Tk, h)
-already projected, v (h,) and the values (B, Tk, Dv):
-
-    hidden[b, i, j] = tanh(wq[b, i] + uk[b, j])                     (h,)
-    score[b, i, j]  = v . hidden[b, i, j]
-    weights[b, i]   = softmax over j of score[b, i], where mask[b, i, j] (zeros if none is kept)
-    context[b, i]   = sum_j weights[b, i, j] values[b, j]
-
-Backward, with gc = dL/dcontext and gw = dL/dweights:
-
-    dweights = gc values^T + gw,            dvalues = weights^T gc
-    dscore   = weights * (dweights - sum_j weights * dweights)          (softmax's rule)
-    dpre     = dscore * v * (1 - hidden^2)   (tanh's rule; the pre-activation is wq + uk)
-    dwq[i]   = sum_j dpre[i, j],   duk[j] = sum_i dpre[i, j],   dv = sum dscore * hidden
-
-What runs where (measured for the translation model, (64, 1, 14) scores with h = 64): the
-products (v . hidden for all pairs at once, weights @ values, ...) are BLAS calls, the softmax
-is tinyattn/ops/softmax.py, and the two element-wise passes over the (B, Tq, Tk, h) hidden
-tensor, the one place with work per (pair, unit), are `pair_tanh` (forward: numpy, whose SIMD
-tanh beat a Numba loop with fast_tanh, 52-62 against 84-90 us) and `through_pair_tanh`
-(backward: a Numba kernel, 14 us against the numpy reference's 123-130 us).
+The math (dpre = dscore v (1 - hidden^2), summed over the keys for dwq and over the queries for
+duk) and the numpy version are in tinyattn/ops/reference_blocks.py, the whole step in
+tinyattn/ops/additive_attention.py. Measured for the translation model, (64, 1, 14) scores with
+h = 64: 14 us against the numpy reference's 123-130 (benchmarks/bench_fused.py).
 """
 import numba
 import numpy as np

@@ -1,21 +1,9 @@
-"""The element-wise part of a GRU and an LSTM step (after the matrix products), forward and backward.
-
-GRU, gates r|z|n, gi = x W_ih^T + b_ih and gh = h W_hh^T + b_hh (B, 3H) already computed:
-    r = sig(gi_r + gh_r),  z = sig(gi_z + gh_z),  n = tanh(gi_n + r * gh_n),  h' = (1 - z) n + z h
-  backward, g = dL/dh' (where keep is True; a frozen row passes g straight to h):
-    dz = g (h - n) z (1 - z),  dn_pre = g (1 - z)(1 - n^2),  dr = dn_pre gh_n r (1 - r)
-    dgi = [dr, dz, dn_pre],  dgh = [dr, dz, dn_pre r],  dh (direct part) = g z
-
-LSTM, gates i|f|g|o = gi + gh (B, 4H):
-    i, f, o = sig(.),  g = tanh(.),  c' = f c + i g,  h' = o tanh(c')
-  backward, gh = dL/dh', gc = dL/dc':
-    dc = gc + gh o (1 - tanh(c')^2),  d_i = dc g i(1-i),  d_f = dc c f(1-f),  d_g = dc i (1-g^2),
-    d_o = gh tanh(c') o(1-o),  dgates = [d_i, d_f, d_g, d_o],  dc (to c) = dc f
-
-`keep` (bool (B, 1) or None): where False the step returns the old state, and the gradient
-of the new state goes to the old one unchanged. The numpy versions, on whole arrays, are in
-tinyattn/ops/reference_blocks.py; these Numba kernels make one pass per row with loops over H that LLVM vectorizes (fast_exp,
+"""The element-wise part of a GRU and an LSTM step (after the matrix products), forward and
+backward, as Numba kernels: one pass per row with loops over H that LLVM vectorizes (fast_exp,
 fast_tanh; no fastmath; error_model="numpy").
+
+The equations, the meaning of `keep`, and the numpy versions on whole arrays are in
+tinyattn/ops/reference_blocks.py; the entry points below take the same arguments.
 """
 import numba
 import numpy as np
