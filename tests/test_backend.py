@@ -41,7 +41,7 @@ def _compiled_kernels():
 
 def test_every_table_entry_has_its_kernel_and_every_kernel_module_is_in_the_table():
     used = set()
-    for name, (reference_function, module_name, _) in arrays.TABLE.items():
+    for name, (reference_function, module_name, _, _) in arrays.TABLE.items():
         assert callable(arrays.kernel(name)) and callable(reference_function)
         assert getattr(arrays, name).reference is reference_function
         used.add(module_name)

@@ -126,10 +126,12 @@ def _freed_message(ctx):
 
 
 _next_creation_number = itertools.count().__next__
-# Speed: the usual needs_input_grad and input_positions, made once and shared; building them per
-# call cost 0.3 us of a tanh node's 1.8 (benchmarks/RESULTS.md, reading path).
+# Speed: the two usual needs_input_grad and input_positions (every argument; the first argument
+# and options), made once and shared; building them per call cost 0.2-0.3 us of a 1.8 us node
+# (benchmarks/RESULTS.md, "The reading path").
 _ALL_NEED_GRAD = [(True,) * n for n in range(8)]
 _ALL_POSITIONS = [tuple(range(n)) for n in range(8)]
+_FIRST_NEEDS_GRAD = [(True,) + (False,) * (n - 1) for n in range(8)]
 
 
 class Function:
@@ -177,6 +179,8 @@ class Function:
         record = needed and _grad_enabled
         if record and position < 8 and len(needed) == position:  # every argument needs a gradient
             ctx.needs_input_grad, positions = _ALL_NEED_GRAD[position], _ALL_POSITIONS[position]
+        elif record and position < 8 and needed == [0]:  # a tensor and options: x.reshape(...), x[i]
+            ctx.needs_input_grad, positions = _FIRST_NEEDS_GRAD[position], _ALL_POSITIONS[1]
         else:
             needs = [False] * position
             for index in needed if record else ():

@@ -1,36 +1,52 @@
 """The one door between the engine and the fast path: every array function the op rules and
 the fused nodes call, each running its numpy reference or, where allowed, a compiled kernel.
 
-    TABLE[name] = (reference function, kernel module in tinyattn/ops/kernels/, needs contiguous)
+    TABLE[name] = (reference function, kernel module in tinyattn/ops/kernels/, needs contiguous,
+                   worth: which calls the kernel wins at, from the benchmarks, or None for all)
 
-A call runs the kernel `name` of tinyattn/ops/kernels/<module>.py when `kernel_takes` (backend.py,
-the one rule: backend "numba", every float array float32 or float64 of one dtype, contiguous if
-the kernel needs it) says so, and the reference otherwise. A kernel module is imported, and so
-Numba loaded, on the first call that runs one of its kernels, never on import. Each kernel is
-in the table because a benchmark found it faster (benchmarks/RESULTS.md names each figure);
-within a kernel module, the shapes where numpy or BLAS is faster still go to them.
+A call runs the kernel `name` of tinyattn/ops/kernels/<module>.py when `worth` says the
+benchmarks found it faster for such arguments and `kernel_takes` (backend.py, the one rule:
+backend "numba", every float array float32 or float64 of one dtype, contiguous if the kernel
+needs it) allows it; the reference otherwise. A kernel module is imported, and so Numba
+loaded, on the first call that runs one of its kernels, never on import. benchmarks/RESULTS.md
+gives each kernel's figure.
 """
 import importlib
 
 from . import reference, reference_blocks
 from .backend import kernel_takes
 
+def _outer_product(a, b):
+    """BLAS wins every product but an inner size of 1 (an outer product per batch entry)."""
+    return a.shape[-1] == 1 and b.shape[-2] == 1
+
+
+def _broadcast(a, b):
+    """numpy's own product wins when nothing is broadcast (the usual case)."""
+    return a.shape != b.shape
+
+
+def _some_axes(x, axes, keepdims=False):
+    """numpy's pairwise sum stays for a sum over every axis (a loss)."""
+    return axes is not None
+
+
 TABLE = {
-    "matmul": (reference.matmul, "matmul", False),
-    "softmax": (reference.softmax, "softmax", False),
-    "softmax_backward": (reference.softmax_backward, "softmax", False),
-    "log_softmax": (reference.log_softmax, "softmax", False),
-    "log_softmax_backward": (reference.log_softmax_backward, "softmax", False),
-    "sum_over": (reference.sum_over, "sums", True),
-    "multiply": (reference.multiply, "broadcast_products", False),
-    "sigmoid": (reference.sigmoid, "sigmoid", False),
-    "scatter_rows": (reference.scatter_rows, "scatter_rows", False),
-    "adam_update": (reference.adam_update, "adam", True),
-    "gru_gates": (reference_blocks.gru_gates, "recurrent_gates", False),
-    "gru_gates_backward": (reference_blocks.gru_gates_backward, "recurrent_gates", False),
-    "lstm_gates": (reference_blocks.lstm_gates, "recurrent_gates", False),
-    "lstm_gates_backward": (reference_blocks.lstm_gates_backward, "recurrent_gates", False),
-    "through_pair_tanh": (reference_blocks.through_pair_tanh, "additive_attention", False),
+    "matmul": (reference.matmul, "matmul", False, _outer_product),
+    "softmax": (reference.softmax, "softmax", False, None),
+    "softmax_backward": (reference.softmax_backward, "softmax", False, None),
+    "log_softmax": (reference.log_softmax, "softmax", False, None),
+    "log_softmax_backward": (reference.log_softmax_backward, "softmax", False, None),
+    "sum_over": (reference.sum_over, "sums", True, _some_axes),
+    "multiply": (reference.multiply, "broadcast_products", False, _broadcast),
+    "sigmoid": (reference.sigmoid, "sigmoid", False, None),
+    "scatter_rows": (reference.scatter_rows, "scatter_rows", False, None),
+    "adam_update": (reference.adam_update, "adam", True, None),
+    "gru_gates": (reference_blocks.gru_gates, "recurrent_gates", False, None),
+    "gru_gates_backward": (reference_blocks.gru_gates_backward, "recurrent_gates", False, None),
+    "lstm_gates": (reference_blocks.lstm_gates, "recurrent_gates", False, None),
+    "lstm_gates_backward": (reference_blocks.lstm_gates_backward, "recurrent_gates", False, None),
+    "through_pair_tanh": (reference_blocks.through_pair_tanh, "additive_attention", False, None),
 }
 
 
@@ -41,12 +57,12 @@ def kernel(name):
 
 
 def _door(name):
-    reference_function, _, contiguous = TABLE[name]
+    reference_function, _, contiguous, worth = TABLE[name]
     compiled = None
 
     def door(*args):
         nonlocal compiled
-        if kernel_takes(*args, contiguous=contiguous):
+        if (worth is None or worth(*args)) and kernel_takes(*args, contiguous=contiguous):
             if compiled is None:
                 compiled = kernel(name)
             return compiled(*args)
