@@ -82,10 +82,7 @@ class Context:
     and, only when asked for:
       hooks            {output index: {key: fn}}: hooks of the outputs (hooks.py)
       last_grads       each output's gradient in the last backward(retain_graph=True)
-
-    Every model makes thousands of these, and Python's garbage collector visits each object
-    that can hold others, again and again while it lives: so a node keeps no per-call
-    bookkeeping it can do without (a single output's shape is on its Tensor and its gradient).
+    A single output's shape is not kept here: its Tensor and its gradient have it.
     """
 
     freed = False
@@ -126,9 +123,8 @@ def _freed_message(ctx):
 
 
 _next_creation_number = itertools.count().__next__
-# Speed: the two usual needs_input_grad and input_positions (every argument; the first argument
-# and options), made once and shared; building them per call cost 0.2-0.3 us of a 1.8 us node
-# (benchmarks/RESULTS.md, "The reading path").
+# Speed: the usual needs_input_grad and input_positions, made once; building them per call cost
+# 0.2-0.3 us of a 1.8 us node (benchmarks/RESULTS.md, "The reading path").
 _ALL_NEED_GRAD = [(True,) * n for n in range(8)]
 _ALL_POSITIONS = [tuple(range(n)) for n in range(8)]
 _FIRST_NEEDS_GRAD = [(True,) + (False,) * (n - 1) for n in range(8)]
