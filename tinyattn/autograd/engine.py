@@ -1,15 +1,13 @@
 """The backward walk: reverse-mode differentiation over the graph of Function calls.
 
-1. Seed the roots' gradients, then visit the nodes newest first (each node has a creation
-   number, `ctx._created`). A node is always made after the nodes whose outputs it uses, so by
-   the time a node is visited every node that uses its outputs has handed it a gradient. A
-   heap holds the nodes reached so far; nothing recurses, so a 5,000-step RNN is fine.
-2. At each node: call its backward with the gradients of its outputs, and add each input's
-   gradient to the node that made that input (or to `.grad`, for a leaf tensor that asked).
+1. Seed the roots' gradients, then visit the nodes newest first (by creation number,
+   `ctx._created`): a node is made after the nodes whose outputs it uses, so when it is visited
+   every user of its outputs has handed it a gradient. A heap holds the nodes reached so far;
+   nothing recurses, so a 5,000-step RNN is fine.
+2. At each node: call its backward with its outputs' gradients and add each input's gradient
+   to the node that made that input (or to `.grad`, for a leaf tensor that asked).
 3. Free each node after its visit, unless retain_graph=True, so memory goes back at once.
-
-Hooks (hooks.py) see each gradient once it is complete: a node's output gradients just before
-its backward runs, a leaf's after the whole walk; a trace (tracing.py) records every visit.
+Hooks (hooks.py) see each gradient once complete; a trace (tracing.py) records every visit.
 Each backward's answer is checked for arity, shape and dtype, so a wrong rule names itself.
 """
 import heapq
@@ -93,8 +91,7 @@ def backward(roots, root_grads, retain_graph=False):
                     f"{fn.__name__}.backward returned a {grad.dtype} gradient of shape {grad.shape} "
                     f"for argument {position}, a {data.dtype} tensor of shape {data.shape}"
                 )
-            # Speed: these two steps inline _accumulate_leaf's and _slots's usual case; calling
-            # them cost 3-5 % of a small op's forward + backward (benchmarks/RESULTS.md, reading path).
+            # Speed: _accumulate_leaf's and _slots's usual case inline (3-5 % of a small op, RESULTS.md)
             if parent is None:
                 if tensor._hooks is None and tensor.grad is not None:
                     tensor.grad += grad
@@ -102,8 +99,11 @@ def backward(roots, root_grads, retain_graph=False):
                     _accumulate_leaf(tensor, grad, held)
                 continue
             slots = pending.get(parent)
-            if slots is None:
-                slots = _slots(parent, pending, heap)
+            if slots is None:  # first reached: queue it
+                if parent.freed:
+                    raise RuntimeError(_freed_message(parent))
+                slots = pending[parent] = [None] * parent.n_outputs
+                heapq.heappush(heap, (-parent._created, parent))
             index = tensor._out_index
             total = slots[index]
             if total is None:

@@ -123,8 +123,7 @@ def _freed_message(ctx):
 
 
 _next_creation_number = itertools.count().__next__
-# Speed: the usual needs_input_grad and input_positions, made once; building them per call cost
-# 0.2-0.3 us of a 1.8 us node (benchmarks/RESULTS.md, "The reading path").
+# Speed: the usual needs_input_grad and input_positions made once (0.2-0.3 us a node, RESULTS.md)
 _ALL_NEED_GRAD = [(True,) * n for n in range(8)]
 _ALL_POSITIONS = [tuple(range(n)) for n in range(8)]
 _FIRST_NEEDS_GRAD = [(True,) + (False,) * (n - 1) for n in range(8)]

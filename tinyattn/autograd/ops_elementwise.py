@@ -71,6 +71,8 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
+        if a.shape == b.shape:  # nothing was broadcast (the usual case): nothing to sum back
+            return (g * b if need_a else None), (g * a if need_b else None)
         return (unbroadcast(multiply(g, b), a.shape) if need_a else None,
                 unbroadcast(multiply(g, a), b.shape) if need_b else None)
 
