@@ -53,7 +53,9 @@ def test_the_engine_loads_no_numba_until_a_kernel_runs():
     script = ("import sys, tinyattn, tinyattn.autograd; before = 'numba' in sys.modules; "
               "x = tinyattn.randn(3, 4, requires_grad=True); x.softmax(-1).sum().backward(); "
               "print(before, 'numba' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    env = dict(os.environ, TINYATTN_BACKEND="numba")  # a kernel must be allowed to run
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env=env).stdout.split()
     assert out == ["False", "True"]
     autograd = pathlib.Path(ta.__file__).parent / "autograd"
     assert not [p.name for p in autograd.glob("*.py") if "numba" in p.read_text().lower()]
