@@ -14,19 +14,18 @@ same pooling), gets the same weights (the state_dict names are PyTorch's), and m
 same first-step loss (to 1e-5, float32). A step is zero_grad, forward, cross-entropy,
 backward, clip_grad_norm_(1.0) and Adam(lr 1e-3).
 
-As bench_seq2seq.py: each thread count runs in its own process (OpenBLAS reads its thread count
-at start-up); in that process the engines take turns in blocks of steps (tinyattn, PyTorch,
-PyTorch, tinyattn, ...), with a pause between blocks so an engine's spinning idle threads do
-not slow the other. Printed: the median step time of each engine over all its steps, the range
+The timing (a process per thread count, blocks of steps that alternate) is _twin_steps.py's.
+Printed: the median step time of each engine over all its steps, the range
 of its block medians, and the ratio tinyattn / PyTorch.
 """
-import argparse
 import os
-import subprocess
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _twin_steps as twin_steps  # noqa: E402
+from _twin_steps import compare_engines  # noqa: E402
 
 B, D, HEADS, FF, LAYERS, POOL = 32, 64, 4, 128, 2, 32
 MIN_LEN, MAX_LEN, LR = 30, 60, 1e-3
@@ -128,91 +127,12 @@ def engines(batch=B):
     """{"tinyattn": (step, batches), "PyTorch": (step, batches)} after checking the first losses agree."""
     model, batches, tiny_step = tinyattn_setup(batch)
     twin, torch_batches, torch_step = torch_setup(model, batches)
-    ours, theirs = tiny_step(*batches[0]), torch_step(*torch_batches[0])
-    if abs(ours - theirs) > 1e-5 * max(1.0, abs(theirs)):
-        raise AssertionError(f"first-step losses differ: tinyattn {ours:.7f}, PyTorch {theirs:.7f}")
-    return {"tinyattn": (tiny_step, batches), "PyTorch": (torch_step, torch_batches)}, (ours, theirs)
-
-
-def time_blocks(runs, rounds, steps):
-    """{engine: list of per-block lists of step times (ms)}, the engines taking turns by block (ABBA...)."""
-    times = {name: [] for name in runs}
-    position = 0
-    for r in range(rounds):
-        order = list(runs) if r % 2 == 0 else list(runs)[::-1]
-        for name in order:
-            step, batches = runs[name]
-            block = []
-            for i in range(steps):
-                start = time.perf_counter()
-                step(*batches[(position + i) % len(batches)])
-                block.append((time.perf_counter() - start) * 1e3)
-            times[name].append(block)
-            time.sleep(0.2)  # let the engine's worker threads fall asleep before the other starts
-        position += steps  # both engines see the same batches in a round
-    return times
-
-
-def summary(blocks):
-    """(median over every step, lowest block median, highest block median), in ms."""
-    medians = [float(np.median(b)) for b in blocks]
-    return float(np.median(np.concatenate(blocks))), min(medians), max(medians)
-
-
-def child(threads, rounds, steps):
-    import torch
-
-    torch.set_num_threads(threads)
-    runs, (ours, theirs) = engines()
-    for step, batches in runs.values():  # warm-up: Numba loads its kernels, allocators settle
-        for b in batches[1:4]:
-            step(*b)
-    times = time_blocks(runs, rounds, steps)
-    tiny, pt = summary(times["tinyattn"]), summary(times["PyTorch"])
-    import tinyattn
-    print(f"{threads}\t{tiny[0]:.2f}\t{tiny[1]:.2f}\t{tiny[2]:.2f}\t{pt[0]:.2f}\t{pt[1]:.2f}\t{pt[2]:.2f}\t{ours:.7f}"
-          f"\t{theirs:.7f}\t{os.path.realpath(os.path.dirname(tinyattn.__file__))}")
-
-
-def measure(threads, rounds, steps):
-    """Run one thread count in a fresh process; (tinyattn summary, PyTorch summary, losses, package folder)."""
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads))
-    out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds),
-                          "--steps", str(steps)], env=env, capture_output=True, text=True, check=True)
-    fields = out.stdout.strip().splitlines()[-1].split("\t")
-    values = [float(f) for f in fields[1:9]]
-    return tuple(values[0:3]), tuple(values[3:6]), tuple(values[6:8]), fields[9]
+    return compare_engines([(tiny_step, batches), (torch_step, torch_batches)])
 
 
 def run(rounds=5, steps=15, thread_counts=(1, 2)):
-    rows = {}
-    load = os.getloadavg()[0]
-    print("| threads per engine | tinyattn ms/step (median, block range) | PyTorch ms/step | tinyattn / PyTorch |")
-    print("|---|---|---|---|")
-    for threads in thread_counts:
-        tiny, pt, losses, package = measure(threads, rounds, steps)
-        rows[threads] = tiny, pt
-        print(f"| {threads} | {tiny[0]:.1f} ({tiny[1]:.1f}-{tiny[2]:.1f}) | {pt[0]:.1f} ({pt[1]:.1f}-{pt[2]:.1f}) "
-              f"| {tiny[0] / pt[0]:.2f} |")
-    best_tiny = min(rows.values(), key=lambda r: r[0][0])[0][0]
-    best_torch = min(rows.values(), key=lambda r: r[1][0])[1][0]
-    print(f"\nbest of each: tinyattn {best_tiny:.1f} ms, PyTorch {best_torch:.1f} ms, ratio {best_tiny / best_torch:.2f}"
-          f"  (first-step loss {losses[0]:.7f} vs {losses[1]:.7f}; {rounds} rounds of {steps} steps per engine; "
-          f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after; tinyattn from {package})")
-    return rows
+    return twin_steps.run(__file__, rounds, steps, thread_counts)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="blocks per engine, alternating")
-    parser.add_argument("--steps", type=int, default=15, help="training steps per block")
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="thread counts, one process each")
-    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    # the repository as a fallback only, after PYTHONPATH and site-packages: PYTHONPATH=<folder> picks the package
-    sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    if args.child is not None:
-        child(args.child, args.rounds, args.steps)
-    else:
-        run(args.rounds, args.steps, tuple(args.threads))
+    twin_steps.main(__file__, __doc__, engines)

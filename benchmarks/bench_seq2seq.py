@@ -9,19 +9,18 @@ ToyTranslation(max_phrases=4). The twin is written with torch.nn (nn.GRU over pa
 sequences, nn.GRUCell, the same additive score), gets the same weights, and must give the same
 first-step loss. A step is forward, backward, clip_grad_norm_(1.0) and Adam(lr 3e-3).
 
-Each thread count runs in its own process (OpenBLAS reads its thread count at start-up). In
-that process the engines take turns in blocks of steps, never step by step: an engine's idle
-threads keep spinning for a while after its last call and would slow the other one down.
+The timing (a process per thread count, blocks of steps that alternate) is _twin_steps.py's.
 Printed: the median step time of each engine over all its steps, the range of its block
 medians, and the ratio tinyattn / PyTorch.
 """
-import argparse
 import os
-import subprocess
 import sys
-import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _twin_steps as twin_steps  # noqa: E402
+from _twin_steps import compare_engines  # noqa: E402
 
 B, EMBED, HIDDEN = 64, 32, 64
 
@@ -135,81 +134,12 @@ def engines(batch=B, max_phrases=4):
     """{"tinyattn": (step, batches), "PyTorch": (step, batches)} after checking the first losses agree."""
     model, batches, tiny_step = tinyattn_setup(batch, max_phrases)
     twin, torch_batches, torch_step = torch_setup(model, batches)
-    ours, theirs = tiny_step(*batches[0]), torch_step(*torch_batches[0])
-    if abs(ours - theirs) > 1e-5 * max(1.0, abs(theirs)):
-        raise AssertionError(f"first-step losses differ: tinyattn {ours:.7f}, PyTorch {theirs:.7f}")
-    return {"tinyattn": (tiny_step, batches), "PyTorch": (torch_step, torch_batches)}, (ours, theirs)
+    return compare_engines([(tiny_step, batches), (torch_step, torch_batches)])
 
 
-def time_blocks(runs, rounds, steps):
-    """{engine: list of per-block lists of step times (ms)}, the engines taking turns by block."""
-    times = {name: [] for name in runs}
-    for _ in range(rounds):
-        for name, (step, batches) in runs.items():
-            block = []
-            for i in range(steps):
-                start = time.perf_counter()
-                step(*batches[i % len(batches)])
-                block.append((time.perf_counter() - start) * 1e3)
-            times[name].append(block)
-            time.sleep(0.2)  # let the engine's worker threads fall asleep before the other starts
-    return times
-
-
-def summary(blocks):
-    """(median over every step, lowest block median, highest block median), in ms."""
-    medians = [float(np.median(b)) for b in blocks]
-    return float(np.median(np.concatenate(blocks))), min(medians), max(medians)
-
-
-def child(threads, rounds, steps):
-    import torch
-
-    torch.set_num_threads(threads)
-    runs, (ours, theirs) = engines()
-    for step, batches in runs.values():  # warm-up: Numba loads its kernels, allocators settle
-        for b in batches[:3]:
-            step(*b)
-    times = time_blocks(runs, rounds, steps)
-    tiny, pt = summary(times["tinyattn"]), summary(times["PyTorch"])
-    print(f"{threads}\t{tiny[0]:.2f}\t{tiny[1]:.2f}\t{tiny[2]:.2f}\t{pt[0]:.2f}\t{pt[1]:.2f}\t{pt[2]:.2f}\t{ours:.7f}\t{theirs:.7f}")
-
-
-def measure(threads, rounds, steps):
-    """Run one thread count in a fresh process; (tinyattn summary, PyTorch summary, losses)."""
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads),
-               MKL_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads))
-    out = subprocess.run([sys.executable, __file__, "--child", str(threads), "--rounds", str(rounds),
-                          "--steps", str(steps)], env=env, capture_output=True, text=True, check=True)
-    fields = out.stdout.strip().splitlines()[-1].split("\t")
-    values = [float(f) for f in fields[1:]]
-    return tuple(values[0:3]), tuple(values[3:6]), tuple(values[6:8])
-
-
-def run(rounds=5, steps=15):
-    rows = {}
-    print("| threads per engine | tinyattn ms/step (median, block range) | PyTorch ms/step | tinyattn / PyTorch |")
-    print("|---|---|---|---|")
-    for threads in (1, 2):
-        tiny, pt, losses = measure(threads, rounds, steps)
-        rows[threads] = tiny, pt
-        print(f"| {threads} | {tiny[0]:.1f} ({tiny[1]:.1f}-{tiny[2]:.1f}) | {pt[0]:.1f} ({pt[1]:.1f}-{pt[2]:.1f}) "
-              f"| {tiny[0] / pt[0]:.2f} |")
-    best_tiny = min(rows.values(), key=lambda r: r[0][0])[0][0]
-    best_torch = min(rows.values(), key=lambda r: r[1][0])[1][0]
-    print(f"\nbest of each: tinyattn {best_tiny:.1f} ms, PyTorch {best_torch:.1f} ms, ratio {best_tiny / best_torch:.2f}"
-          f"  (first-step loss {losses[0]:.6f} vs {losses[1]:.6f}; {rounds} rounds of {steps} steps per engine)")
-    return rows
+def run(rounds=5, steps=15, thread_counts=(1, 2)):
+    return twin_steps.run(__file__, rounds, steps, thread_counts)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5, help="blocks per engine, alternating")
-    parser.add_argument("--steps", type=int, default=15, help="training steps per block")
-    parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    if args.child is not None:
-        child(args.child, args.rounds, args.steps)
-    else:
-        run(args.rounds, args.steps)
+    twin_steps.main(__file__, __doc__, engines)
