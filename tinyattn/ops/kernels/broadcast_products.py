@@ -7,7 +7,8 @@ attention code writes all the time then cost one short loop per row:
                               a mask or a normaliser per row
     x (..., n) * v (n,)       one number per column: the additive score's v, LayerNorm's gain
 
-(768, 128) * (768, 1) takes numpy 23 us and one Numba pass 9; (768, 64) * (64,) 11 and 4.
+(768, 128) * (768, 1) takes numpy 22.6 us and one Numba pass 10.3; (768, 64) * (64,) 11.4 and 5.4
+(benchmarks/RESULTS.md).
 Every other product (same shapes, the usual case, or any other broadcast) is numpy's a * b,
 which is also the reference (tinyattn/ops/reference.py). Both give numpy's bits.
 """
