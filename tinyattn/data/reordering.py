@@ -34,7 +34,7 @@ training: the training stream skips them.
 """
 import numpy as np
 
-from .toy_translation import BOS, EOS, Vocabulary, pad_batch
+from .toy_translation import ToyTranslation, Vocabulary
 
 LEXICON = {
     # nouns
@@ -179,12 +179,8 @@ class Reordering:
         """(source ids (B, S), lengths (B,), target ids (B, T+2) with <s> ... </s>) for training."""
         return self.encode_pairs([self.sentence()[:2] for _ in range(size)])
 
-    def encode_pairs(self, pairs):
-        sources = [self.source_vocab.encode(s) for s, _ in pairs]
-        targets = [[BOS] + self.target_vocab.encode(t) + [EOS] for _, t in pairs]
-        source, lengths = pad_batch(sources)
-        target, _ = pad_batch(targets)
-        return source, lengths, target
+    # [(source words, target words)] -> padded ids, exactly as the quick pair encodes its own
+    encode_pairs = ToyTranslation.encode_pairs
 
 
 class ReorderingSplits:

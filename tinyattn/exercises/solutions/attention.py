@@ -13,15 +13,20 @@ HINTS = [
 ]
 
 
+def _weights(q, k, allowed):
+    """(scale, softmax(q k^T * scale) over the allowed keys): the forward's weights, recomputed."""
+    scale = 1 / np.sqrt(q.shape[-1])
+    scores = np.where(allowed, q @ k.swapaxes(-1, -2) * scale, -np.inf)
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return scale, e / e.sum(axis=-1, keepdims=True)
+
+
 def backward(grad, cache):
     """W is recomputed (mask included). out = W v: dW = grad v^T, dv = W^T grad. Softmax per row:
     dS = W (dW - sum_j dW W). Masked weights are 0, so their dS is 0: no gradient crosses the mask.
     S = q k^T * scale: dq = dS k * scale, dk = dS^T q * scale (query rows, key columns)."""
     q, k, v, allowed = cache
-    scale = 1 / np.sqrt(q.shape[-1])
-    scores = np.where(allowed, q @ k.swapaxes(-1, -2) * scale, -np.inf)
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = e / e.sum(axis=-1, keepdims=True)
+    scale, weights = _weights(q, k, allowed)
     d_weights = grad @ v.swapaxes(-1, -2)
     d_v = weights.swapaxes(-1, -2) @ grad
     d_scores = weights * (d_weights - (d_weights * weights).sum(axis=-1, keepdims=True))
@@ -30,10 +35,7 @@ def backward(grad, cache):
 
 def mistakes(grad, cache, inputs):
     q, k, v, allowed = cache
-    scale = 1 / np.sqrt(q.shape[-1])
-    scores = np.where(allowed, q @ k.swapaxes(-1, -2) * scale, -np.inf)
-    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    weights = e / e.sum(axis=-1, keepdims=True)
+    scale, weights = _weights(q, k, allowed)
     d_weights = grad @ v.swapaxes(-1, -2)
     d_scores = weights * (d_weights - (d_weights * weights).sum(axis=-1, keepdims=True))
     unmasked = backward(grad, (q, k, v, np.ones_like(allowed)))
