@@ -148,8 +148,7 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        # One pass over the arguments: unwrap the Tensors, check their float dtypes agree, and
-        # note which need a gradient.
+        # One pass: unwrap the Tensors, check their float dtypes agree, note which need a gradient.
         arrays = list(args)
         needed = []          # positions of the Tensor arguments that need a gradient
         float_dtype = None   # the one floating dtype this op's Tensor arguments may share
@@ -172,13 +171,15 @@ class Function:
 
         ctx = Context()
         record = needed and _grad_enabled
-        if record and position < 8 and len(needed) == position:  # every argument needs a gradient
+        if not record:  # no graph node: nothing needs a gradient
+            ctx.needs_input_grad = (False,) * position
+        elif position < 8 and len(needed) == position:  # every argument needs a gradient
             ctx.needs_input_grad, positions = _ALL_NEED_GRAD[position], _ALL_POSITIONS[position]
-        elif record and position < 8 and needed == [0]:  # a tensor and options: x.reshape(...), x[i]
+        elif position < 8 and needed == [0]:  # a tensor and options: x.reshape(...), x[i]
             ctx.needs_input_grad, positions = _FIRST_NEEDS_GRAD[position], _ALL_POSITIONS[1]
         else:
             needs = [False] * position
-            for index in needed if record else ():
+            for index in needed:
                 needs[index] = True
             ctx.needs_input_grad, positions = tuple(needs), tuple(needed)
 

@@ -299,8 +299,7 @@ def tensor(data, requires_grad=False, dtype=None):
 
 
 def _floating(x):
-    """x itself if it is floating, else a float32 copy: integer and bool tensors go into exp, log,
-    sqrt, tanh, sigmoid and pow as PyTorch's default float, as torch.exp(int tensor) does."""
+    """x, or a float32 copy of an int or bool x: PyTorch's rule for exp, log, sqrt, tanh, sigmoid, pow."""
     return x if x.data.dtype.kind == "f" else wrap(x.data.astype(np.float32))
 
 
