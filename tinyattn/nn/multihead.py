@@ -170,13 +170,14 @@ class MultiheadAttention(Module):
             if mask.dtype == np.bool_:
                 may_attend = ~np.asarray(mask)
                 allowed = may_attend if allowed is None else allowed & may_attend
-                warn_if_a_query_sees_nothing(allowed, "MultiheadAttention", "a bool mask is True where attention "
-                                             "may NOT go (PyTorch's polarity for attn_mask and key_padding_mask)")
             elif mask.dtype.kind == "f":
                 bias = mask if bias is None else bias + mask
             else:
                 raise TypeError(f"MultiheadAttention: masks must be bool (True = not allowed) or float (added to "
                                 f"the scores), got {mask.dtype}")
+        if allowed is not None:  # checked once, on the masks combined, in this module's polarity
+            warn_if_a_query_sees_nothing(allowed, "MultiheadAttention", "a bool mask is True where attention "
+                                         "may NOT go (PyTorch's polarity for attn_mask and key_padding_mask)")
         if self.positions == "alibi":  # (H, Tq, Tk), in a float mask's dtype if there is one
             alibi = alibi_bias(H, Tq, Tk)
             bias = alibi if bias is None else bias + alibi.astype(bias.dtype)
