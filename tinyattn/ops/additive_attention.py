@@ -20,7 +20,7 @@ products (v . hidden for all pairs at once, weights @ values, ...) are BLAS call
 is the softmax of tinyattn/ops/arrays.py, and the two element-wise passes over the (B, Tq, Tk, h) hidden
 tensor, the one place with work per (pair, unit), are `pair_tanh` (forward: numpy, whose SIMD
 tanh beat a Numba loop with fast_tanh, 52-62 against 84-90 us) and `through_pair_tanh`
-(backward: a Numba kernel, 14 us against the numpy reference's 123-130 us).
+(backward: a Numba kernel, 15 us against the numpy reference's 76, benchmarks/RESULTS.md).
 """
 
 import numpy as np
