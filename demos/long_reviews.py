@@ -34,6 +34,7 @@ the words with attention over every earlier step (time grows with the square of 
 so it trains on half the batch of the others.
 """
 import argparse
+import json
 import os
 import time
 
@@ -237,18 +238,23 @@ def main(argv=None):
         pictures.append(os.path.join(args.out_dir, "accuracy_by_length.png"))
         plot_accuracy({name: results[name] for name in main_models}, pictures[-1])
     if any(name in results for name in TRANSFORMERS if name not in MAIN):
+        print(f"\nthe same Transformer with each kind of positions: {title}:")
         for reading, schemes in POSITIONS.items():
             schemes = {scheme: name for scheme, name in schemes.items() if name in results}
             if schemes:
-                print_table(f"{title}; Transformer, {reading}:", results, schemes,
+                print_table(f"Transformer, {reading}:", results, schemes,
                             {"weights": weights, "train s": {name: f"{s:.0f}" for name, s in seconds.items()}})
         pictures.append(os.path.join(args.out_dir, "positions_by_length.png"))
         plot_positions(results, pictures[-1])
+    with open(os.path.join(args.out_dir, "results.json"), "w") as f:  # the figures, for your own tables
+        json.dump({"models": {name: {"by_length": {f"{low}-{high}": accuracy for (low, high), accuracy in r.items()},
+                                     "weights": int(weights[name]), "train_seconds": seconds[name]}
+                              for name, r in results.items()}}, f, indent=1)
     if "LSTMN + pooling" in models:
         review = os.path.join(args.out_dir, "one_review.png")
         draw_one_review({name: models[name] for name in MAIN if name in models}, test, review)
         pictures.append(review)
-    print(f"\npictures: {', '.join(pictures)}")
+    print(f"\nresults: {os.path.join(args.out_dir, 'results.json')}; pictures: {', '.join(pictures)}")
     return results
 
 

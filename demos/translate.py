@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 
 # Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
 # save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
@@ -120,7 +121,15 @@ def evaluate(model, pair, beam=1):
     for row in result["by_length"].values():
         row.setdefault("align", None)
     result["overall"].setdefault("align", None)
+    result["align_misses"] = alignment_misses(looks, golds, refs)
     return result
+
+
+def alignment_misses(looks, golds, refs):
+    """{target word: how often the attention's peak missed its gold source word}, most missed first."""
+    missed = Counter(words[t] for weights, gold, words in zip(looks, golds, refs)
+                     for t, (row, g) in enumerate(zip(weights, gold)) if row.argmax() != g)
+    return dict(missed.most_common())
 
 
 def print_table(results):
@@ -202,6 +211,11 @@ def run(args, decoders):
         if decoder != "none":
             attending = model
     print_table(results)
+    for name, r in results.items():
+        if r["align_misses"]:
+            misses, (word, count) = sum(r["align_misses"].values()), next(iter(r["align_misses"].items()))
+            print(f"{name}: its attention missed the gold source word {misses} times; {count} of them "
+                  f"writing {word!r}")
     with open(os.path.join(out_dir, "results.json"), "w") as f:
         json.dump({"models": results}, f, indent=1)
     plot_curves(results, histories, os.path.join(out_dir, "accuracy_by_length.png"),

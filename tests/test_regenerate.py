@@ -1,0 +1,86 @@
+"""docs/regenerate.py: every quoted output and picture of the docs has a run that makes it, and a
+demo's quoted output is what the demo prints now."""
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+
+
+def _load_regenerate():
+    spec = importlib.util.spec_from_file_location("regenerate", ROOT / "docs" / "regenerate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+regenerate = _load_regenerate()
+
+
+def _block(path, name):
+    return re.search(rf"<!-- begin output: {name} -->\n(.*?)<!-- end output: {name} -->", path.read_text(),
+                     flags=re.S).group(1)
+
+
+def test_every_marked_block_is_filled_by_one_run_and_every_run_fills_a_marked_block():
+    markers = []
+    for doc in DOCS:
+        text = doc.read_text()
+        begins = re.findall(r"<!-- begin output: ([\w-]+) -->", text)
+        assert begins == re.findall(r"<!-- end output: ([\w-]+) -->", text), f"{doc.name}: unpaired markers"
+        markers += begins
+    assert len(set(markers)) == len(markers), "a block is marked twice"
+    assert sorted(markers) == sorted(name for run in regenerate.RUNS for name in run.blocks)
+
+
+def test_every_picture_in_docs_is_drawn_by_one_run_and_shown_somewhere():
+    drawn = [target for run in regenerate.RUNS for target in run.pictures.values()]
+    pictures = sorted(path.name for path in (ROOT / "docs").glob("*.png"))
+    assert sorted(drawn) == pictures
+    shown = "".join(doc.read_text() for doc in DOCS)
+    assert [name for name in pictures if f"docs/{name}" not in shown] == []
+
+
+def test_every_option_a_run_passes_is_one_its_demo_takes():
+    options = {}
+    for run in regenerate.RUNS:
+        for command in run.commands:
+            if command[0].startswith("demos/"):
+                options.setdefault(command[0], set()).update(a for a in command if a.startswith("--"))
+    assert len(options) >= 5
+    for demo, used in options.items():
+        usage = subprocess.run([sys.executable, demo, "--help"], cwd=ROOT, capture_output=True, text=True, check=True)
+        assert {"--out-dir"} | used <= set(re.findall(r"--[\w-]+", usage.stdout)), demo
+
+
+def test_the_five_seeds_table_gives_the_mean_and_range_of_each_length(tmp_path):
+    for seed in regenerate.SEEDS:
+        models = {name: {"by_length": {"10-30": 0.5 + 0.1 * seed, "30-60": 1.0}, "train_seconds": 2.0 * seed}
+                  for _, _, name in regenerate.POSITION_ROWS}
+        (tmp_path / f"seed{seed}").mkdir()
+        (tmp_path / f"seed{seed}" / "results.json").write_text(json.dumps({"models": models}))
+    table = regenerate.five_seeds_table("", str(tmp_path)).splitlines()
+    assert table[0] == "| positions | attends to | 10-30 | 30-60 | train s |"
+    assert table[2] == "| sinusoidal | every word | 70.0 (50-90) | 100.0 (100-100) | 4.0 |"
+    assert len(table) == 2 + len(regenerate.POSITION_ROWS)
+
+
+def test_a_rerun_of_a_demo_writes_the_block_the_readme_quotes_and_nothing_else(tmp_path):
+    (tmp_path / "docs").mkdir()
+    for doc in DOCS:
+        shutil.copy(doc, tmp_path / doc.relative_to(ROOT))
+    regenerate.main(["--only", "what_is_it", "--root", str(tmp_path), "--work", str(tmp_path / "work")])
+    now = _block(tmp_path / "README.md", "what_is_it")
+    assert regenerate.without_timing(now) == regenerate.without_timing(_block(ROOT / "README.md", "what_is_it"))
+    stamp = now.strip().splitlines()[-1]
+    assert stamp.startswith("*Ran in ") and "cores" in stamp and "load average" in stamp, stamp
+    assert (tmp_path / "docs" / "what_is_it_attention.png").stat().st_size > 10_000
+    outside = (ROOT / "README.md").read_text().replace(_block(ROOT / "README.md", "what_is_it"), "")
+    assert (tmp_path / "README.md").read_text().replace(now, "") == outside
+    for doc in DOCS[1:]:
+        assert (tmp_path / "docs" / doc.name).read_text() == doc.read_text()
