@@ -29,7 +29,8 @@ NOTEBOOKS = {
 A tensor in tinyattn is a numpy array that remembers the op that made it. `backward()` walks
 those ops in reverse and applies each one's vector-Jacobian product. We start with one op, check
 each gradient by hand, and end with the softmax at the heart of attention, checked three ways:
-by hand, by `ta.gradcheck` (central differences) and by the engine."""),
+by hand, by `ta.gradcheck` (central differences) and by the engine. The softmax's backward is
+yours to derive: this notebook asks for it and does not print it."""),
         ("code", SETUP),
         ("md", """## One multiplication
 
@@ -42,46 +43,58 @@ print("dL/da =", a.grad, "  by hand:", b.data)
 print("dL/db =", b.grad, "  by hand:", a.data)"""),
         ("md", """## A chain: the gradient flows back op by op
 
-L = sum(tanh(W x)). The engine records three nodes: MatMul, Tanh, Sum. `ta.autograd.trace()`
-prints the walk: newest node first, each with the size of the gradient it received."""),
+L = sum(tanh(w * x)), element by element. The engine records three nodes: Mul, Tanh, Sum.
+`ta.autograd.trace()` prints the walk: newest node first, each with the size of the gradient it
+received and of those it handed on."""),
         ("code", """ta.manual_seed(0)
-W = ta.randn(3, 4, dtype=np.float64, requires_grad=True)
+w = ta.randn(4, dtype=np.float64, requires_grad=True)
 x = ta.randn(4, dtype=np.float64)
-h = (W @ x).tanh()
-h.retain_grad()
+h = (w * x).tanh()
 L = h.sum()
 with ta.autograd.trace() as tape:
     L.backward()
 print(tape)
-# by hand: dL/dh = 1, dL/d(Wx) = 1 - tanh^2, dL/dW = (1 - h^2) x^T
-by_hand = np.outer(1 - h.data ** 2, x.data)
-print("largest gap to the hand-derived dL/dW:", np.abs(W.grad - by_hand).max())"""),
+# by hand, one op at a time from the end: dL/dh = 1, d tanh(u)/du = 1 - tanh(u)^2, du/dw = x
+by_hand = 1.0 * (1 - h.data ** 2) * x.data
+print("largest gap to the hand-derived dL/dw:", np.abs(w.grad - by_hand).max())"""),
         ("md", """## The softmax
 
-y = softmax(s): y_i = exp(s_i) / sum_j exp(s_j). Its Jacobian is dy_i/ds_j = y_i (d_ij - y_j),
-so for an upstream gradient g the vector-Jacobian product is
+y = softmax(s): y_i = exp(s_i) / sum_j exp(s_j). Every y_i depends on every s_j, through the sum
+below the line. Given an upstream gradient g = dL/dy, what is dL/ds?
 
-    dL/ds = y * (g - sum(g * y))
+Derive it yourself before reading on: it is the exercise `softmax` of
+`python -m tinyattn.exercises` (`start softmax` copies it to `./exercises/`, `hint softmax` gives
+one step at a time, `check softmax` names the usual mistakes). Then write your answer into
+`softmax_backward` below and run the cell again. Until you do, it calls the exercise's worked
+solution, which this notebook does not print."""),
+        ("code", """from tinyattn.exercises.solutions.softmax import backward as worked_solution
 
-The "- sum" term is what a first derivation often forgets: every score changes every weight."""),
-        ("code", """s = ta.tensor(np.array([2.0, 1.0, 0.1]), requires_grad=True)
+def softmax_backward(y, g):
+    \"\"\"dL/ds from y = softmax(s) and g = dL/dy: replace this line with your derivation.\"\"\"
+    return worked_solution(g, (y,))
+
+s = ta.tensor(np.array([2.0, 1.0, 0.1]), requires_grad=True)
 y = s.softmax(-1)
 g = np.array([1.0, -2.0, 0.5])          # some upstream gradient
 y.backward(g)
-by_hand = y.data * (g - np.sum(g * y.data))
 print("engine :", s.grad)
-print("by hand:", by_hand)
-print("without the '- sum' term:", y.data * g, " <- wrong")"""),
+print("by hand:", softmax_backward(y.data, g))
+print("largest gap:", np.abs(s.grad - softmax_backward(y.data, g)).max())"""),
         ("code", """# central differences on the whole Jacobian, in float64, with a random upstream gradient
 print(ta.gradcheck(lambda s: s.softmax(-1), (s,)))"""),
         ("md", """## Where the gradient goes: a picture
 
-The Jacobian diag(y) - y y^T for a peaked and for a flat softmax. A peaked softmax (large
-scores) has a nearly zero Jacobian: the gradient cannot get through. That is why attention
-divides its scores by sqrt(d_k) (the next notebook)."""),
+The whole Jacobian dy_i/ds_j, read off the engine one row at a time: an upstream gradient that is
+1 at y_i and 0 elsewhere brings back row i. Here for a flat and for a peaked softmax. A peaked
+softmax (large scores) has a nearly zero Jacobian: the gradient cannot get through. That is why
+attention divides its scores by sqrt(d_k) (the next notebook)."""),
         ("code", """def jacobian(scores):
-    y = ta.tensor(scores).softmax(-1).data
-    return np.diag(y) - np.outer(y, y)
+    rows = []
+    for i in range(len(scores)):
+        s = ta.tensor(np.array(scores), requires_grad=True)
+        s.softmax(-1).backward(np.eye(len(scores))[i])   # upstream gradient: 1 at y_i
+        rows.append(s.grad)
+    return np.stack(rows)
 
 fig, axes = plt.subplots(1, 2, figsize=(7, 3))
 for ax, (title, scores) in zip(axes, [("flat: scores (0.2, 0.1, 0)", [0.2, 0.1, 0.0]),
@@ -115,6 +128,9 @@ for t in (scores, weights):
 print("outputs (the article rounds the first to [2.0, 7.0, 1.5]):")
 print(out.data)"""),
         ("md", """## Every gradient of one step
+
+This part uses the backward rules of the exercises `matmul`, `softmax` and `attention`
+(`python -m tinyattn.exercises`): derive them there first, and read on to see them at work.
 
 Take L = sum(out). Backward through out = W V gives dL/dW = g V^T and dL/dV = W^T g; through the
 softmax, dL/dscores = W * (dL/dW - sum(dL/dW * W)); through scores = Q K^T, dL/dQ = dL/dscores K

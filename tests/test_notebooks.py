@@ -34,3 +34,12 @@ def test_notebook_runs_from_a_fresh_folder(path, tmp_path):
     images = sum("image/png" in out.get("data", {}) for cell in notebook.cells if cell.cell_type == "code"
                  for out in cell.outputs)
     assert images >= 1, f"{path.name} drew no picture this time"
+
+
+def test_the_first_notebook_asks_for_the_softmax_backward_and_does_not_print_it():
+    """The learner's path starts here and reaches the exercises next: the formulas they derive
+    there (softmax's backward and Jacobian, matmul's) must not be read here first."""
+    text = "\n".join(cell.source for cell in nbformat.read(NOTEBOOKS[0], as_version=4).cells)
+    for formula in ["- sum", "d_ij", "delta_ij", "diag(y)", "np.outer", "y * (g", "x^T", "^T"]:
+        assert formula not in text, f"{NOTEBOOKS[0].name} prints {formula!r}, which the exercises ask for"
+    assert "python -m tinyattn.exercises" in text and "start softmax" in text
