@@ -249,7 +249,8 @@ def main(argv=None):
     with open(os.path.join(args.out_dir, "results.json"), "w") as f:  # the figures, for your own tables
         json.dump({"models": {name: {"by_length": {f"{low}-{high}": accuracy for (low, high), accuracy in r.items()},
                                      "weights": int(weights[name]), "train_seconds": seconds[name]}
-                              for name, r in results.items()}}, f, indent=1)
+                              for name, r in results.items()},
+                   "positions": POSITIONS}, f, indent=1)
     if "LSTMN + pooling" in models:
         review = os.path.join(args.out_dir, "one_review.png")
         draw_one_review({name: models[name] for name in MAIN if name in models}, test, review)

@@ -211,11 +211,15 @@ def run(args, decoders):
         if decoder != "none":
             attending = model
     print_table(results)
+    words = sum(len(gold) for _, _, gold in pair.test) if pair.name == "hard" else 0
     for name, r in results.items():
-        if r["align_misses"]:
-            misses, (word, count) = sum(r["align_misses"].values()), next(iter(r["align_misses"].items()))
-            print(f"{name}: its attention missed the gold source word {misses} times; {count} of them "
-                  f"writing {word!r}")
+        if r["overall"]["align"] is not None:  # has attention, and the pair has gold alignments
+            misses = sum(r["align_misses"].values())
+            most = list(r["align_misses"].items())[:1]  # (word, count) of the most missed word, if any
+            worst = "".join(f"; {count} of them writing {word!r}, which the references hold "
+                            f"{sum(reference.count(word) for _, reference, _ in pair.test)} times"
+                            for word, count in most)
+            print(f"{name}: its attention peaked off the gold source word for {misses} of {words} target words{worst}")
     with open(os.path.join(out_dir, "results.json"), "w") as f:
         json.dump({"models": results}, f, indent=1)
     plot_curves(results, histories, os.path.join(out_dir, "accuracy_by_length.png"),

@@ -1,7 +1,7 @@
 """Run every demo that README.md and docs/ quote, and write their outputs and pictures back.
 
     python docs/regenerate.py                   # everything: about 45 minutes on 2 cores
-    python docs/regenerate.py --quick           # without the four runs of over 5 minutes
+    python docs/regenerate.py --quick           # without the three runs of over 5 minutes (20 minutes)
     python docs/regenerate.py --only what_is_it see_backprop
     python docs/regenerate.py --list            # the runs, what each writes, and how long it takes
 
@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import dataclass, field
 
@@ -34,64 +35,77 @@ class Run:
     """One or more commands (arguments after `python`) and what their output fills.
 
     blocks: {marker name: function(stdout, folder) -> markdown}; pictures: {file the run draws,
-    relative to its folder: file in docs/}; folder: a run whose folder (and checkpoints) this
-    one reads, instead of its own."""
+    relative to its folder: file in docs/}; folder: the run whose folder (and checkpoints) this
+    one reads, instead of a folder of its own; shown_as: how the stamp names the commands, where
+    listing them would not help a reader; writes: what else it writes, for --list."""
     name: str
     commands: list
     blocks: dict = field(default_factory=dict)
     pictures: dict = field(default_factory=dict)
     minutes: float = 1
     folder: str = None
+    shown_as: str = None
+    writes: str = ""
 
 
-def lines(first, last=None, drop=()):
-    """The printed lines from the first that starts with `first` to the next that starts with
-    `last` (both stripped of leading spaces; no `last`: to the next blank line), without those
-    starting with any of `drop`."""
+def lines(first, last=None, nth=1):
+    """The printed lines from the first that starts with `first` to the nth after it that starts
+    with `last` (both stripped of leading spaces; no `last`: to the next blank line)."""
     def select(stdout, folder):
         printed = stdout.splitlines() + [""]
-        start = next(i for i, line in enumerate(printed) if line.lstrip().startswith(first))
-        end = next(i for i in range(start, len(printed)) if printed[i].lstrip().startswith(last)) if last else \
-            next(i for i in range(start, len(printed)) if not printed[i].strip()) - 1
-        kept = [line.rstrip() for line in printed[start:end + 1] if not line.lstrip().startswith(drop)]
-        return "```text\n" + "\n".join(kept) + "\n```"
+        starts = [i for i, line in enumerate(printed) if line.lstrip().startswith(first)]
+        if not starts:
+            raise SystemExit(f"regenerate: the run printed no line starting with {first!r}; if the demo's output "
+                             "changed on purpose, change the block's lines(...) in docs/regenerate.py")
+        if last:
+            ends = [i for i in range(starts[0], len(printed)) if printed[i].lstrip().startswith(last)]
+        else:
+            ends = [i - 1 for i in range(starts[0], len(printed)) if not printed[i].strip()]
+        if len(ends) < nth:
+            raise SystemExit(f"regenerate: after {first!r} the run printed {len(ends)} lines starting with "
+                             f"{last or 'a blank'!r}, not {nth}; change the block's lines(...) in docs/regenerate.py")
+        return "```text\n" + "\n".join(line.rstrip() for line in printed[starts[0]:ends[nth - 1] + 1]) + "\n```"
     return select
 
 
-def command_and_lines(command, first, last):
-    """As lines(), headed by the command as a user types it."""
-    def select(stdout, folder):
-        return lines(first, last)(stdout, folder).replace("```text\n", f"```text\n$ {command}\n", 1)
-    return select
+SENTENCE = "the old king that sees the dog likes a small fish"
+TRANSLATE_SENTENCE = ["demos/translate.py", "--translate", SENTENCE]
+
+
+def translated_sentence(stdout, folder):
+    """The translation and its attention rows, headed by the command as a user types it."""
+    return lines("sono", "(the grammar's translation")(stdout, folder).replace(
+        "```text\n", f"```text\n$ {typed(TRANSLATE_SENTENCE)}\n", 1)
 
 
 def report_tables(stdout, folder):
     """translate.py --compare's report.md without its first line (the budget, said in the prose)."""
     with open(os.path.join(folder, "compare", "report.md")) as f:
-        return f.read().split("\n", 2)[2].strip()
+        return f.read().split("\n", 1)[1].strip()
 
 
-POSITION_ROWS = [("sinusoidal", "every word", "Transformer + pooling"), ("ALiBi", "every word", "Transformer + ALiBi"),
-                 ("RoPE", "every word", "Transformer + RoPE"), ("sinusoidal", "words before", "causal + sinusoidal"),
-                 ("ALiBi", "words before", "causal + ALiBi"), ("RoPE", "words before", "causal + RoPE")]
 SEEDS = range(5)
 
 
 def five_seeds_table(stdout, folder):
-    """Mean (lowest-highest) % right per length range over the seeds' results.json, and mean training seconds."""
+    """Mean (lowest-highest) % right per length range over the seeds' results.json, and the mean
+    training seconds, a row per Transformer in the order of the demo's own comparison."""
     runs = []
     for seed in SEEDS:
         with open(os.path.join(folder, f"seed{seed}", "results.json")) as f:
-            runs.append(json.load(f)["models"])
-    buckets = list(runs[0][POSITION_ROWS[0][2]]["by_length"])
-    table = ["| positions | attends to | " + " | ".join(buckets) + " | train s |", "|---|---|" + "---|" * len(buckets) + "---|"]
-    for scheme, reading, name in POSITION_ROWS:
-        cells = []
-        for bucket in buckets:
-            values = [100 * run[name]["by_length"][bucket] for run in runs]
-            cells.append(f"{sum(values) / len(values):.1f} ({min(values):.0f}-{max(values):.0f})")
-        seconds = sum(run[name]["train_seconds"] for run in runs) / len(runs)
-        table.append(f"| {scheme} | {reading} | " + " | ".join(cells) + f" | {seconds:.1f} |")
+            runs.append(json.load(f))
+    compared = runs[0]["positions"]  # {how it reads: {positions: model name}}
+    buckets = list(next(iter(runs[0]["models"].values()))["by_length"])
+    table = ["| positions | attends to | " + " | ".join(buckets) + " | train s |",
+             "|---|---|" + "---|" * len(buckets) + "---|"]
+    for reading, schemes in compared.items():
+        for scheme, name in schemes.items():
+            cells = []
+            for bucket in buckets:
+                values = [100 * run["models"][name]["by_length"][bucket] for run in runs]
+                cells.append(f"{sum(values) / len(values):.1f} ({min(values):.0f}-{max(values):.0f})")
+            seconds = sum(run["models"][name]["train_seconds"] for run in runs) / len(runs)
+            table.append(f"| {scheme} | {reading} | " + " | ".join(cells) + f" | {seconds:.1f} |")
     return "\n".join(table)
 
 
@@ -108,60 +122,65 @@ exec(code, {{}})
 
 RUNS = [
     Run("translate", [["demos/translate.py"]], minutes=3,
-        blocks={"translate": lines("by source length", "bahdanau: its attention missed")},
-        pictures={"attention.png": "translate_attention.png", "accuracy_by_length.png": "translate_accuracy_by_length.png",
+        blocks={"translate": lines("by source length", "bahdanau: its attention peaked")},
+        pictures={"attention.png": "translate_attention.png",
+                  "accuracy_by_length.png": "translate_accuracy_by_length.png",
                   "loss.png": "translate_loss.png"}),
-    Run("translate_sentence", [["demos/translate.py", "--translate", "the old king that sees the dog likes a small fish"]],
-        folder="translate", minutes=0.1,
-        blocks={"translate_sentence": command_and_lines(
-            '.venv/bin/python demos/translate.py --translate "the old king that sees the dog likes a small fish"',
-            "sono", "(the grammar's translation")}),
+    Run("translate_sentence", [TRANSLATE_SENTENCE], folder="translate", minutes=0.1,
+        blocks={"translate_sentence": translated_sentence}),
     Run("compare_short", [["demos/translate.py", "--compare", "--short"]], minutes=5,
         blocks={"compare_short": report_tables}, pictures={"compare/compare.png": "translate_compare.png"}),
     Run("compare", [["demos/translate.py", "--compare"]], minutes=15, blocks={"compare": report_tables}),
     Run("i_saw_a_saw", [["demos/i_saw_a_saw.py"]], minutes=0.5,
-        blocks={"i_saw_a_saw": lines("tags right on", "'fly' at position")}, pictures={"heads.png": "i_saw_a_saw_heads.png"}),
+        blocks={"i_saw_a_saw": lines("tags right on", "'fly' at position")},
+        pictures={"heads.png": "i_saw_a_saw_heads.png"}),
     Run("what_is_it", [["demos/what_is_it.py"]], minutes=0.2,
         blocks={"what_is_it": lines('"it" resolved', "the animal did n't cross the street because it was too wide")},
         pictures={"it_attention.png": "what_is_it_attention.png"}),
+    # long_reviews.py prints a table of the four models (ending in "weights"), then two of the
+    # six Transformers (each ending in "train s")
     Run("long_reviews", [["demos/long_reviews.py"]], minutes=2.5,
         blocks={"long_reviews": lines("reviews classified right", "weights"),
-                "long_reviews_positions": lines("the same Transformer with", "train s")},
+                "long_reviews_positions": lines("the same Transformer with", "train s", nth=2)},
         pictures={"accuracy_by_length.png": "long_reviews_accuracy.png",
                   "positions_by_length.png": "long_reviews_positions.png"}),
     Run("long_reviews_seed1", [["demos/long_reviews.py", "--seed", "1"]], minutes=2.5,
         blocks={"long_reviews_seed1": lines("reviews classified right", "weights")}),
     Run("long_reviews_full", [["demos/long_reviews.py", "--full"]], minutes=8,
-        blocks={"long_reviews_full": lines("reviews classified right", "train s")}),
+        blocks={"long_reviews_full": lines("reviews classified right", "train s", nth=2)}),
     Run("long_reviews_five_seeds",
         [["demos/long_reviews.py", "--positions", "--seed", str(seed), "--out-dir", f"seed{seed}"] for seed in SEEDS],
-        minutes=6, blocks={"long_reviews_five_seeds": five_seeds_table}),
+        minutes=6, blocks={"long_reviews_five_seeds": five_seeds_table},
+        shown_as=f"`.venv/bin/python demos/long_reviews.py --positions --seed N` for N = 0 to {SEEDS[-1]}"),
     Run("see_backprop", [["demos/see_backprop.py"]], minutes=0.3,
         blocks={"see_backprop_sqrt_dk": lines("random inputs (16 keys")},
-        pictures={"weights_and_gradients.png": "see_backprop_gradients.png", "why_sqrt_dk.png": "see_backprop_sqrt_dk.png",
+        pictures={"weights_and_gradients.png": "see_backprop_gradients.png",
+                  "why_sqrt_dk.png": "see_backprop_sqrt_dk.png",
                   "attention_over_time.png": "see_backprop_over_time.png"}),
-    Run("trace", [["-c", TRACE_CODE]], minutes=0.1, blocks={"trace": lines("step  Function", "5 nodes")}),
-    Run("notebooks", [["notebooks/build.py"]], minutes=2),
+    Run("trace", [["-c", TRACE_CODE]], minutes=0.1, blocks={"trace": lines("step  Function", "5 nodes")},
+        shown_as="the example above, run twice in one process"),
+    Run("notebooks", [["notebooks/build.py"]], minutes=2, writes="notebooks/*.ipynb"),
 ]
 SLOW = 5  # minutes: --quick leaves out the runs that take longer
 
 
 def machine():
-    """'2 cores of an AMD EPYC', from /proc/cpuinfo where there is one."""
+    """'2 cores of an AMD EPYC', the model from /proc/cpuinfo where there is one."""
     model = None
     if os.path.exists("/proc/cpuinfo"):
         with open("/proc/cpuinfo") as f:
             model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
-    return f"{os.cpu_count()} cores of an {model or sys.platform} machine" if model else f"{os.cpu_count()} cores"
+    return f"{os.cpu_count()} cores of an {model}" if model else f"{os.cpu_count()} cores ({sys.platform})"
 
 
-def shown(command):
+def typed(command):
     """A command as a user types it, without the folder arguments this script adds."""
-    if command[0] == "-c":
-        return "the example above, run twice in one process"
     kept = [a for i, a in enumerate(command) if a != "--out-dir" and (i == 0 or command[i - 1] != "--out-dir")]
-    return "`" + " ".join(".venv/bin/python" if i == 0 else (f'"{a}"' if " " in a else a)
-                          for i, a in enumerate(["python"] + kept)) + "`"
+    return " ".join([".venv/bin/python"] + [f'"{a}"' if " " in a else a for a in kept])
+
+
+def shown(run):
+    return run.shown_as or ", ".join(f"`{typed(command)}`" for command in run.commands)
 
 
 def with_folder(command, folder):
@@ -186,7 +205,7 @@ def execute(run, folder):
             if not PROGRESS.search(line):  # ta.train.fit's progress lines are not quoted
                 printed.append(line)
         if process.wait():
-            raise SystemExit(f"regenerate: {run.name} failed (exit {process.returncode}): {shown(command)}")
+            raise SystemExit(f"regenerate: {run.name} failed (exit {process.returncode}): {typed(command)}")
     return "".join(printed), time.perf_counter() - start, (load, os.getloadavg()[0])
 
 
@@ -195,11 +214,23 @@ def took(seconds):
     return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
 
 
+def documents(root):
+    return [os.path.join(root, "README.md")] + sorted(
+        os.path.join(root, "docs", name) for name in os.listdir(os.path.join(root, "docs")) if name.endswith(".md"))
+
+
+def marked_names(root):
+    names = []
+    for path in documents(root):
+        with open(path) as f:
+            names += [match.group("name") for match in MARKED.finditer(f.read())]
+    return names
+
+
 def write_blocks(root, new_blocks):
     """Fill the marked blocks named in new_blocks in README.md and docs/*.md; return {name: (old, new)}."""
     changed = {}
-    for path in [os.path.join(root, "README.md")] + sorted(
-            os.path.join(root, "docs", n) for n in os.listdir(os.path.join(root, "docs")) if n.endswith(".md")):
+    for path in documents(root):
         with open(path) as f:
             text = f.read()
 
@@ -217,29 +248,29 @@ def write_blocks(root, new_blocks):
 
 
 def without_timing(block):
-    return [line for line in block.splitlines() if not line.startswith("*Ran in ")]
+    """The block without its stamp (the italic paragraph that starts with *Ran in)."""
+    return block.split("\n*Ran in ")[0].splitlines()
 
 
 def regenerate(run, root, work):
     folder = os.path.join(work, run.folder or run.name)
+    if run.folder and not os.path.isdir(folder):
+        raise SystemExit(f"regenerate: {run.name} reads the checkpoints of {run.folder}, which are not in {folder}: "
+                         f"run --only {run.folder} {run.name}")
     os.makedirs(folder, exist_ok=True)
-    print(f"\n{run.name}: {', '.join(shown(c) for c in run.commands)} (about {run.minutes:g} min)", flush=True)
+    print(f"\n{run.name}: {shown(run)} (about {run.minutes:g} min)", flush=True)
     stdout, seconds, (load_before, load_after) = execute(run, folder)
-    stamp = (f"*Ran in {took(seconds)} on {machine()}, load average {load_before:.1f} when it started and "
-             f"{load_after:.1f} when it ended (the run itself adds about 1), "
-             f"{datetime.date.today().isoformat()}: {', '.join(shown(c) for c in run.commands)}.*")
+    stamp = textwrap.fill(
+        f"*Ran in {took(seconds)} on {machine()}, load average {load_before:.1f} when it started and "
+        f"{load_after:.1f} when it ended (the run itself adds about 1), {datetime.date.today().isoformat()}: "
+        f"{shown(run)}.*", 100, break_long_words=False, break_on_hyphens=False)
     blocks = {name: select(stdout, folder) + "\n\n" + stamp for name, select in run.blocks.items()}
     for source, target in run.pictures.items():
         shutil.copyfile(os.path.join(folder, source), os.path.join(root, "docs", target))
-    changed = write_blocks(root, blocks)
-    missing = set(blocks) - set(changed)
-    if missing:
-        raise SystemExit(f"regenerate: no <!-- begin output: NAME --> marker for {sorted(missing)} under {root}")
-    for name, (old, new) in changed.items():
+    for name, (old, new) in write_blocks(root, blocks).items():
         diff = list(difflib.unified_diff(without_timing(old), without_timing(new), f"{name} (before)", f"{name} (now)",
                                          lineterm=""))
         print("\n".join(diff) if diff else f"{name}: the same as before", flush=True)
-    return changed
 
 
 def main(argv=None):
@@ -254,13 +285,18 @@ def main(argv=None):
     runs = [run for run in RUNS if (not args.only or run.name in args.only) and not (args.quick and run.minutes > SLOW)]
     if args.list:
         for run in RUNS:
-            writes = list(run.blocks) + [f"docs/{p}" for p in run.pictures.values()]
-            print(f"{run.name:>24s}  about {run.minutes:4g} min  {', '.join(shown(c) for c in run.commands)}"
-                  f"\n{'':>26s}writes {', '.join(writes) or 'notebooks/*.ipynb'}")
+            writes = list(run.blocks) + [f"docs/{picture}" for picture in run.pictures.values()] + [run.writes]
+            print(f"{run.name:>24s}  about {run.minutes:4g} min  {shown(run)}\n{'':>26s}writes "
+                  + ", ".join(w for w in writes if w))
         return 0
+    root = os.path.abspath(args.root)
+    unmarked = sorted({name for run in runs for name in run.blocks} - set(marked_names(root)))
+    if unmarked:  # before any run: the longest take a quarter of an hour
+        raise SystemExit(f"regenerate: no <!-- begin output: NAME --> ... <!-- end output: NAME --> in README.md or "
+                         f"docs/*.md under {root} for {unmarked}")
     total = time.perf_counter()
     for run in runs:
-        regenerate(run, os.path.abspath(args.root), os.path.abspath(args.work))
+        regenerate(run, root, os.path.abspath(args.work))
     print(f"\nregenerated {len(runs)} runs in {took(time.perf_counter() - total)}; reread the prose around "
           "every block that changed")
     return 0

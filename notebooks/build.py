@@ -77,8 +77,8 @@ s = ta.tensor(np.array([2.0, 1.0, 0.1]), requires_grad=True)
 y = s.softmax(-1)
 g = np.array([1.0, -2.0, 0.5])          # some upstream gradient
 y.backward(g)
-print("engine :", s.grad)
-print("by hand:", softmax_backward(y.data, g))
+print("engine              :", s.grad)
+print("your softmax_backward:", softmax_backward(y.data, g), " (the worked solution until you write yours)")
 print("largest gap:", np.abs(s.grad - softmax_backward(y.data, g)).max())"""),
         ("code", """# central differences on the whole Jacobian, in float64, with a random upstream gradient
 print(ta.gradcheck(lambda s: s.softmax(-1), (s,)))"""),

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 
@@ -58,16 +60,29 @@ def test_every_option_a_run_passes_is_one_its_demo_takes():
         assert {"--out-dir"} | used <= set(re.findall(r"--[\w-]+", usage.stdout)), demo
 
 
-def test_the_five_seeds_table_gives_the_mean_and_range_of_each_length(tmp_path):
+def test_the_five_seeds_table_gives_the_mean_and_range_of_each_length_per_model(tmp_path):
+    compared = {"every word": {"sinusoidal": "A", "RoPE": "B"}, "words before": {"ALiBi": "C"}}
     for seed in regenerate.SEEDS:
-        models = {name: {"by_length": {"10-30": 0.5 + 0.1 * seed, "30-60": 1.0}, "train_seconds": 2.0 * seed}
-                  for _, _, name in regenerate.POSITION_ROWS}
+        models = {name: {"by_length": {"10-30": 0.5 + 0.1 * seed + 0.01 * k, "30-60": 1.0 - 0.1 * k},
+                         "train_seconds": 2.0 * seed + k} for k, name in enumerate("ABC")}
         (tmp_path / f"seed{seed}").mkdir()
-        (tmp_path / f"seed{seed}" / "results.json").write_text(json.dumps({"models": models}))
-    table = regenerate.five_seeds_table("", str(tmp_path)).splitlines()
-    assert table[0] == "| positions | attends to | 10-30 | 30-60 | train s |"
-    assert table[2] == "| sinusoidal | every word | 70.0 (50-90) | 100.0 (100-100) | 4.0 |"
-    assert len(table) == 2 + len(regenerate.POSITION_ROWS)
+        (tmp_path / f"seed{seed}" / "results.json").write_text(json.dumps({"models": models, "positions": compared}))
+    assert regenerate.five_seeds_table("", str(tmp_path)).splitlines() == [
+        "| positions | attends to | 10-30 | 30-60 | train s |", "|---|---|---|---|---|",
+        "| sinusoidal | every word | 70.0 (50-90) | 100.0 (100-100) | 4.0 |",
+        "| RoPE | every word | 71.0 (51-91) | 90.0 (90-90) | 5.0 |",
+        "| ALiBi | words before | 72.0 (52-92) | 80.0 (80-80) | 6.0 |"]
+
+
+def test_lines_selects_through_the_nth_end_line_and_names_what_it_misses():
+    printed = "progress\ntable one\n  a 1\n  end\ntable two\n  b 2\n  end\n\nafter\n"
+    assert regenerate.lines("table one", "end", nth=2)(printed, "") == \
+        "```text\ntable one\n  a 1\n  end\ntable two\n  b 2\n  end\n```"
+    assert regenerate.lines("table two")(printed, "") == "```text\ntable two\n  b 2\n  end\n```"
+    with pytest.raises(SystemExit, match="no line starting with 'table three'"):
+        regenerate.lines("table three", "end")(printed, "")
+    with pytest.raises(SystemExit, match="not 3"):
+        regenerate.lines("table one", "end", nth=3)(printed, "")
 
 
 def test_a_rerun_of_a_demo_writes_the_block_the_readme_quotes_and_nothing_else(tmp_path):
