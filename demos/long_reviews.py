@@ -19,14 +19,14 @@ weights learn it:
   * a one-layer Transformer encoder (Vaswani et al. 2017, https://arxiv.org/abs/1706.03762)
     read by attention pooling.
 
-The same Transformer then learns it five more times, its positions given other ways. The
+The same Transformer then learns it seven more times, its positions given other ways. The
 sinusoidal encoding added to the words (Vaswani et al. 2017) tells each word where it is, and
 past 30 words it says places never seen in training; ALiBi (Press et al. 2022, "Train Short,
 Test Long", https://arxiv.org/abs/2108.12409) and RoPE (Su et al. 2021, "RoFormer",
 https://arxiv.org/abs/2104.09864) tell each attention only how far apart two words are
-(tinyattn/nn/positions.py). Each of the three is tried with every word attending to every word
-(an encoder, as above) and with each word attending to itself and the words before it only
-(causal, as in the language models ALiBi was made for).
+(tinyattn/nn/positions.py); with none of them the words are a bag. Each of the four is tried
+with every word attending to every word (an encoder, as above) and with each word attending to
+itself and the words before it only (causal, as in the language models ALiBi was made for).
 
 We print and plot accuracy against review length, and draw, for one long review, where the
 pooling looked and what the LSTMN attended to in its own past. The LSTMN is a Python loop over
@@ -64,14 +64,19 @@ MODELS = {  # name -> (SequenceClassifier arguments, batch size relative to --ba
     "causal + sinusoidal": (dict(TRANSFORMER, causal=True), 1),
     "causal + ALiBi": (dict(TRANSFORMER, positional="alibi", causal=True), 1),
     "causal + RoPE": (dict(TRANSFORMER, positional="rope", causal=True), 1),
+    # and with no positions at all: a bag of words, unless the causal mask gives the order away
+    "Transformer, no positions": (dict(TRANSFORMER, positional=None), 1),
+    "causal, no positions": (dict(TRANSFORMER, positional=None, causal=True), 1),
 }
 MAIN = ("LSTM, last state", "LSTM + pooling", "LSTMN + pooling", "Transformer + pooling")
-POSITIONS = {  # the Transformers compared: {how they read: {positions: model name}}
-    "every word attends to every word": {"sinusoidal": "Transformer + pooling", "ALiBi": "Transformer + ALiBi",
-                                         "RoPE": "Transformer + RoPE"},
-    "each word attends to itself and the words before it (causal)": {
-        "sinusoidal": "causal + sinusoidal", "ALiBi": "causal + ALiBi", "RoPE": "causal + RoPE"},
+POSITIONS = {  # the Transformers compared: {what each word attends to: {positions: model name}}
+    "every word": {"sinusoidal": "Transformer + pooling", "ALiBi": "Transformer + ALiBi", "RoPE": "Transformer + RoPE",
+                   "none": "Transformer, no positions"},
+    "words before": {"sinusoidal": "causal + sinusoidal", "ALiBi": "causal + ALiBi", "RoPE": "causal + RoPE",
+                     "none": "causal, no positions"},
 }
+READING = {"every word": "every word attends to every word",
+           "words before": "each word attends to itself and the words before it (causal)"}
 TRANSFORMERS = [name for schemes in POSITIONS.values() for name in schemes.values()]
 
 
@@ -132,7 +137,7 @@ def plot_positions(results, path):
     fig, axes = plt.subplots(1, len(POSITIONS), figsize=(11, 3.8), sharey=True)
     for ax, (reading, schemes) in zip(axes, POSITIONS.items()):
         draw_curves(ax, {scheme: results[name] for scheme, name in schemes.items() if name in results})
-        ax.set_title(f"Transformer: {reading}", fontsize=9, loc="left")
+        ax.set_title(f"Transformer: {READING[reading]}", fontsize=9, loc="left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -203,7 +208,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0, help="seeds the weights and the training reviews")
     parser.add_argument("--only", nargs="*", choices=list(MODELS), help="train only these models")
     parser.add_argument("--positions", action="store_true",
-                        help="train only the Transformers (sinusoidal positions, ALiBi, RoPE; both ways and causal)")
+                        help="train only the Transformers (sinusoidal, ALiBi, RoPE, no positions; both ways, causal)")
     parser.add_argument("--out-dir", default="demo_out/long_reviews", help="checkpoints and pictures go here")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
     args = parser.parse_args(argv)
@@ -242,7 +247,7 @@ def main(argv=None):
         for reading, schemes in POSITIONS.items():
             schemes = {scheme: name for scheme, name in schemes.items() if name in results}
             if schemes:
-                print_table(f"Transformer, {reading}:", results, schemes,
+                print_table(f"Transformer, {READING[reading]}:", results, schemes,
                             {"weights": weights, "train s": {name: f"{s:.0f}" for name, s in seconds.items()}})
         pictures.append(os.path.join(args.out_dir, "positions_by_length.png"))
         plot_positions(results, pictures[-1])

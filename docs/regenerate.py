@@ -1,7 +1,7 @@
 """Run every demo that README.md and docs/ quote, and write their outputs and pictures back.
 
-    python docs/regenerate.py                   # everything: about 45 minutes on 2 cores
-    python docs/regenerate.py --quick           # without the three runs of over 5 minutes (20 minutes)
+    python docs/regenerate.py                   # everything: about 30 minutes on 2 quiet cores
+    python docs/regenerate.py --quick           # without the runs of over 5 minutes: about 15
     python docs/regenerate.py --only what_is_it see_backprop
     python docs/regenerate.py --list            # the runs, what each writes, and how long it takes
 
@@ -85,6 +85,7 @@ def report_tables(stdout, folder):
 
 
 SEEDS = range(5)
+MAIN_FOUR = ["LSTM, last state", "LSTM + pooling", "LSTMN + pooling", "Transformer + pooling"]  # long_reviews.py's
 
 
 def five_seeds_table(stdout, folder):
@@ -94,7 +95,7 @@ def five_seeds_table(stdout, folder):
     for seed in SEEDS:
         with open(os.path.join(folder, f"seed{seed}", "results.json")) as f:
             runs.append(json.load(f))
-    compared = runs[0]["positions"]  # {how it reads: {positions: model name}}
+    compared = runs[0]["positions"]  # {what each word attends to: {positions: model name}}
     buckets = list(next(iter(runs[0]["models"].values()))["by_length"])
     table = ["| positions | attends to | " + " | ".join(buckets) + " | train s |",
              "|---|---|" + "---|" * len(buckets) + "---|"]
@@ -128,38 +129,40 @@ RUNS = [
                   "loss.png": "translate_loss.png"}),
     Run("translate_sentence", [TRANSLATE_SENTENCE], folder="translate", minutes=0.1,
         blocks={"translate_sentence": translated_sentence}),
-    Run("compare_short", [["demos/translate.py", "--compare", "--short"]], minutes=5,
+    Run("compare_short", [["demos/translate.py", "--compare", "--short"]], minutes=4.5,
         blocks={"compare_short": report_tables}, pictures={"compare/compare.png": "translate_compare.png"}),
-    Run("compare", [["demos/translate.py", "--compare"]], minutes=15, blocks={"compare": report_tables}),
-    Run("i_saw_a_saw", [["demos/i_saw_a_saw.py"]], minutes=0.5,
+    Run("compare", [["demos/translate.py", "--compare"]], minutes=14, blocks={"compare": report_tables}),
+    Run("i_saw_a_saw", [["demos/i_saw_a_saw.py"]], minutes=0.3,
         blocks={"i_saw_a_saw": lines("tags right on", "'fly' at position")},
         pictures={"heads.png": "i_saw_a_saw_heads.png"}),
-    Run("what_is_it", [["demos/what_is_it.py"]], minutes=0.2,
+    Run("what_is_it", [["demos/what_is_it.py"]], minutes=0.1,
         blocks={"what_is_it": lines('"it" resolved', "the animal did n't cross the street because it was too wide")},
         pictures={"it_attention.png": "what_is_it_attention.png"}),
     # long_reviews.py prints a table of the four models (ending in "weights"), then two of the
-    # six Transformers (each ending in "train s")
-    Run("long_reviews", [["demos/long_reviews.py"]], minutes=2.5,
+    # eight Transformers (each ending in "train s")
+    Run("long_reviews", [["demos/long_reviews.py"]], minutes=1,
         blocks={"long_reviews": lines("reviews classified right", "weights"),
                 "long_reviews_positions": lines("the same Transformer with", "train s", nth=2)},
         pictures={"accuracy_by_length.png": "long_reviews_accuracy.png",
                   "positions_by_length.png": "long_reviews_positions.png"}),
-    Run("long_reviews_seed1", [["demos/long_reviews.py", "--seed", "1"]], minutes=2.5,
+    Run("long_reviews_seed1", [["demos/long_reviews.py", "--seed", "1"]], minutes=1,
         blocks={"long_reviews_seed1": lines("reviews classified right", "weights")}),
-    Run("long_reviews_full", [["demos/long_reviews.py", "--full"]], minutes=8,
+    Run("long_reviews_full", [["demos/long_reviews.py", "--full"]], minutes=3,
         blocks={"long_reviews_full": lines("reviews classified right", "train s", nth=2)}),
+    Run("long_reviews_long_training", [["demos/long_reviews.py", "--train-max-length", "200", "--only", *MAIN_FOUR]],
+        minutes=2, blocks={"long_reviews_long_training": lines("reviews classified right", "weights")}),
     Run("long_reviews_five_seeds",
         [["demos/long_reviews.py", "--positions", "--seed", str(seed), "--out-dir", f"seed{seed}"] for seed in SEEDS],
-        minutes=6, blocks={"long_reviews_five_seeds": five_seeds_table},
+        minutes=2, blocks={"long_reviews_five_seeds": five_seeds_table},
         shown_as=f"`.venv/bin/python demos/long_reviews.py --positions --seed N` for N = 0 to {SEEDS[-1]}"),
-    Run("see_backprop", [["demos/see_backprop.py"]], minutes=0.3,
+    Run("see_backprop", [["demos/see_backprop.py"]], minutes=0.2,
         blocks={"see_backprop_sqrt_dk": lines("random inputs (16 keys")},
         pictures={"weights_and_gradients.png": "see_backprop_gradients.png",
                   "why_sqrt_dk.png": "see_backprop_sqrt_dk.png",
                   "attention_over_time.png": "see_backprop_over_time.png"}),
     Run("trace", [["-c", TRACE_CODE]], minutes=0.1, blocks={"trace": lines("step  Function", "5 nodes")},
         shown_as="the example above, run twice in one process"),
-    Run("notebooks", [["notebooks/build.py"]], minutes=2, writes="notebooks/*.ipynb"),
+    Run("notebooks", [["notebooks/build.py"]], minutes=1, writes="notebooks/*.ipynb"),
 ]
 SLOW = 5  # minutes: --quick leaves out the runs that take longer
 
@@ -286,7 +289,7 @@ def main(argv=None):
     if args.list:
         for run in RUNS:
             writes = list(run.blocks) + [f"docs/{picture}" for picture in run.pictures.values()] + [run.writes]
-            print(f"{run.name:>24s}  about {run.minutes:4g} min  {shown(run)}\n{'':>26s}writes "
+            print(f"{run.name:>26s}  about {run.minutes:4g} min  {shown(run)}\n{'':>28s}writes "
                   + ", ".join(w for w in writes if w))
         return 0
     root = os.path.abspath(args.root)

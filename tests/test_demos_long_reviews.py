@@ -1,4 +1,5 @@
 """demos/long_reviews.py: the reviews' label is their first opinion, and a short run learns and draws."""
+import json
 import runpy
 from pathlib import Path
 
@@ -61,14 +62,18 @@ def test_the_long_review_picture_shows_every_pooling_and_the_lstmn(tmp_path):
     assert (tmp_path / "one.png").stat().st_size > 5000
 
 
-def test_positions_compares_the_transformer_with_sinusoidal_alibi_and_rope(tmp_path, capsys):
+def test_positions_compares_the_transformer_with_sinusoidal_alibi_rope_and_none(tmp_path, capsys):
     demo = runpy.run_path(str(DEMO))
     results = demo["main"](["--positions", "--steps", "150", "--test-reviews", "50", "--out-dir", str(tmp_path)])
-    assert set(results) == set(demo["TRANSFORMERS"]) and len(results) == 6
+    assert set(results) == set(demo["TRANSFORMERS"]) and len(results) == 8
+    written = json.loads((tmp_path / "results.json").read_text())
+    assert written["positions"] == demo["POSITIONS"] and set(written["models"]) == set(results)
+    assert written["models"]["causal + RoPE"]["by_length"]["150-200"] == results["causal + RoPE"][(150, 200)]
     # 150 steps: both learn something on the lengths they train on (chance: 0.5 +- 0.07)
     assert results["Transformer + pooling"][(10, 30)] >= 0.7 and results["Transformer + RoPE"][(10, 30)] >= 0.65
     out = capsys.readouterr().out
-    assert out.count("Transformer, ") == 2 and "causal" in out and "train s" in out
+    titles = [line for line in out.splitlines() if line.startswith("Transformer, ") and line.endswith(":")]
+    assert len(titles) == 2 and "causal" in titles[1] and "train s" in out
     assert all(f"{100 * results[name][(150, 200)]:22.1f}%" in out for name in results)
     assert (tmp_path / "positions_by_length.png").stat().st_size > 5000
     assert not (tmp_path / "accuracy_by_length.png").exists()

@@ -92,8 +92,9 @@ def test_a_rerun_of_a_demo_writes_the_block_the_readme_quotes_and_nothing_else(t
     regenerate.main(["--only", "what_is_it", "--root", str(tmp_path), "--work", str(tmp_path / "work")])
     now = _block(tmp_path / "README.md", "what_is_it")
     assert regenerate.without_timing(now) == regenerate.without_timing(_block(ROOT / "README.md", "what_is_it"))
-    stamp = now.strip().splitlines()[-1]
-    assert stamp.startswith("*Ran in ") and "cores" in stamp and "load average" in stamp, stamp
+    assert "\n*Ran in " in now, now
+    stamp = now.split("\n*Ran in ", 1)[1]
+    assert "cores" in stamp and "load average" in stamp and stamp.rstrip().endswith("demos/what_is_it.py`.*"), stamp
     assert (tmp_path / "docs" / "what_is_it_attention.png").stat().st_size > 10_000
     outside = (ROOT / "README.md").read_text().replace(_block(ROOT / "README.md", "what_is_it"), "")
     assert (tmp_path / "README.md").read_text().replace(now, "") == outside
