@@ -201,13 +201,13 @@ def execute(run, folder):
     (what they printed, seconds, load averages when they started and ended)."""
     load, start, printed = os.getloadavg()[0], time.perf_counter(), []
     for command in run.commands:
-        process = subprocess.Popen([sys.executable, *with_folder(command, folder)], cwd=ROOT, stdout=subprocess.PIPE,
-                                   stderr=subprocess.STDOUT, text=True)
-        for line in process.stdout:
-            print(f"  {run.name}| {line}", end="", flush=True)
-            if not PROGRESS.search(line):  # ta.train.fit's progress lines are not quoted
-                printed.append(line)
-        if process.wait():
+        with subprocess.Popen([sys.executable, *with_folder(command, folder)], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) as process:
+            for line in process.stdout:
+                print(f"  {run.name}| {line}", end="", flush=True)
+                if not PROGRESS.search(line):  # ta.train.fit's progress lines are not quoted
+                    printed.append(line)
+        if process.returncode:
             raise SystemExit(f"regenerate: {run.name} failed (exit {process.returncode}): {typed(command)}")
     return "".join(printed), time.perf_counter() - start, (load, os.getloadavg()[0])
 
