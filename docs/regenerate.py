@@ -1,7 +1,7 @@
 """Run every demo that README.md and docs/ quote, and write their outputs and pictures back.
 
     python docs/regenerate.py                   # everything: about 30 minutes on 2 quiet cores
-    python docs/regenerate.py --quick           # without the runs of over 5 minutes: about 15
+    python docs/regenerate.py --quick           # without the runs of over 5 minutes (--compare's)
     python docs/regenerate.py --only what_is_it see_backprop
     python docs/regenerate.py --list            # the runs, what each writes, and how long it takes
 
