@@ -62,24 +62,24 @@ print("largest gap to the hand-derived dL/dw:", np.abs(w.grad - by_hand).max())"
 y = softmax(s): y_i = exp(s_i) / sum_j exp(s_j). Every y_i depends on every s_j, through the sum
 below the line. Given an upstream gradient g = dL/dy, what is dL/ds?
 
-Derive it yourself before reading on: it is the exercise `softmax` of
-`python -m tinyattn.exercises` (`start softmax` copies it to `./exercises/`, `hint softmax` gives
-one step at a time, `check softmax` names the usual mistakes). Then write your answer into
-`softmax_backward` below and run the cell again. Until you do, it calls the exercise's worked
-solution, which this notebook does not print."""),
-        ("code", """from tinyattn.exercises.solutions.softmax import backward as worked_solution
+Derive it yourself before reading on: it is exercise 3 of `python -m tinyattn.exercises`, after
+`broadcast` and `matmul` (the two steps above are their warm-up). `start softmax` copies it to
+`./exercises/`, `hint softmax` gives one step at a time, `check softmax` names the usual
+mistakes. Then paste your `backward` over the one below and run the cell again. Until you do,
+it calls the exercise's worked solution, which this notebook does not print."""),
+        ("code", """from tinyattn.exercises.solutions import softmax as worked
 
-def softmax_backward(y, g):
-    \"\"\"dL/ds from y = softmax(s) and g = dL/dy: replace this line with your derivation.\"\"\"
-    return worked_solution(g, (y,))
+def backward(grad, cache):
+    \"\"\"The exercise's signature: grad = dL/dy, cache = (y,); returns dL/ds. Paste yours here.\"\"\"
+    return worked.backward(grad, cache)
 
 s = ta.tensor(np.array([2.0, 1.0, 0.1]), requires_grad=True)
 y = s.softmax(-1)
 g = np.array([1.0, -2.0, 0.5])          # some upstream gradient
 y.backward(g)
-print("engine              :", s.grad)
-print("your softmax_backward:", softmax_backward(y.data, g), " (the worked solution until you write yours)")
-print("largest gap:", np.abs(s.grad - softmax_backward(y.data, g)).max())"""),
+print("engine       :", s.grad)
+print("your backward:", backward(g, (y.data,)), " (the worked solution until you paste yours)")
+print("largest gap:", np.abs(s.grad - backward(g, (y.data,))).max())"""),
         ("code", """# central differences on the whole Jacobian, in float64, with a random upstream gradient
 print(ta.gradcheck(lambda s: s.softmax(-1), (s,)))"""),
         ("md", """## Where the gradient goes: a picture

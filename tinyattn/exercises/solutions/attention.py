@@ -45,7 +45,8 @@ def mistakes(grad, cache, inputs):
         Mistake("q", unmasked[0], forgot_mask),
         Mistake("v", unmasked[2], forgot_mask),
         Mistake("q", weights * d_weights @ k * scale, "yours misses the softmax's '- sum' term: dS = W * dW "
-                "alone. Each weight shares its row's denominator: dS = W * (dW - sum over the row of dW * W)"),
+                "alone. Each weight shares its row's denominator, so every score of a row moves every weight "
+                "of it: the softmax exercise's backward, row by row"),
         Mistake("k", d_scores @ q * scale, "yours is dS q: the rows of dS are queries, and k's rows are keys. "
                 "dL/dk sums over the queries, so it is dS^T q (transposed)"),
     ]

@@ -24,7 +24,7 @@ def mistakes(grad, cache, inputs):
     return [
         Mistake("x", y * grad, "yours equals y * grad: the '- sum' term is missing. Each y_i shares the "
                 "denominator sum_k exp(x_k) with the whole row, so x_j reaches every y_i, not only y_j: "
-                "subtract y_j * sum_i(grad_i * y_i)"),
+                "differentiate y_i with respect to x_j for j != i too, and sum what reaches x_j"),
         Mistake("x", grad * y * (1 - y), "yours equals grad * y * (1 - y): only the diagonal of the Jacobian "
                 "(dy_j/dx_j). x_j also changes every other y_i of its row, by -y_i y_j: sum those in too"),
         Mistake("x", y * (grad - (grad * y).sum()), "yours subtracts one sum over the whole array: softmax "
