@@ -9,8 +9,8 @@ A quoted output sits between two markers, <!-- begin output: NAME --> and <!-- e
 which this script fills with what the run prints now and one line saying how long the run took,
 on what machine, at what load. The pictures a run draws are copied into docs/. Each run's
 blocks are written as soon as it ends, so an interrupted regeneration keeps what it finished.
-Prose that cites a figure is not rewritten: the blocks that changed are printed as a diff, for
-a person to reread the sentences around them.
+Prose that cites a figure is not rewritten: the blocks that changed are printed as a diff, and
+every line of prose that cites a number a block no longer prints is named, for a person to reread.
 """
 import argparse
 import datetime
@@ -255,6 +255,39 @@ def without_timing(block):
     return block.split("\n*Ran in ")[0].splitlines()
 
 
+NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")  # 86, 1,208, 99.8; not the 2 of d_k2 or x2
+
+
+def numbers(text):
+    """{value: as written} for the numbers of two or more digits in text ("1,208" -> 1208.0; "100" and
+    "100.0" are one value, so a change of format alone does not count)."""
+    found = {}
+    for match in NUMBER.finditer(text):
+        written = match.group(0).rstrip(",")
+        if len(written.replace(",", "").replace(".", "")) >= 2:
+            found.setdefault(float(written.replace(",", "")), written)
+    return found
+
+
+def stale_citations(root, changed):
+    """["README.md:229: 86 (compare)", ...]: lines outside the marked blocks that cite a number
+    which a block held before this run and no longer holds: prose that may now say something false."""
+    gone = {}  # value: the block that held it
+    for name, (old, new) in changed.items():
+        for value in numbers("\n".join(without_timing(old))).keys() - numbers("\n".join(without_timing(new))).keys():
+            gone.setdefault(value, name)
+    found = []
+    for path in documents(root):
+        with open(path) as f:
+            text = f.read()
+        prose = MARKED.sub(lambda match: "\n" * match.group(0).count("\n"), text)  # blocks blanked, lines kept
+        for number_of_line, line in enumerate(prose.splitlines(), 1):
+            for value, written in numbers(line).items():
+                if value in gone:
+                    found.append(f"{os.path.relpath(path, root)}:{number_of_line}: {written} ({gone[value]})")
+    return found
+
+
 def regenerate(run, root, work):
     folder = os.path.join(work, run.folder or run.name)
     if run.folder and not os.path.isdir(folder):
@@ -270,10 +303,13 @@ def regenerate(run, root, work):
     blocks = {name: select(stdout, folder) + "\n\n" + stamp for name, select in run.blocks.items()}
     for source, target in run.pictures.items():
         shutil.copyfile(os.path.join(folder, source), os.path.join(root, "docs", target))
-    for name, (old, new) in write_blocks(root, blocks).items():
+    changed = write_blocks(root, blocks)
+    for name, (old, new) in changed.items():
         diff = list(difflib.unified_diff(without_timing(old), without_timing(new), f"{name} (before)", f"{name} (now)",
                                          lineterm=""))
         print("\n".join(diff) if diff else f"{name}: the same as before", flush=True)
+    for citation in stale_citations(root, changed):
+        print(f"reread {citation}: the prose cites a number the block no longer prints", flush=True)
 
 
 def main(argv=None):

@@ -100,3 +100,16 @@ def test_a_rerun_of_a_demo_writes_the_block_the_readme_quotes_and_nothing_else(t
     assert (tmp_path / "README.md").read_text().replace(now, "") == outside
     for doc in DOCS[1:]:
         assert (tmp_path / "docs" / doc.name).read_text() == doc.read_text()
+
+
+def test_prose_that_cites_a_number_a_block_no_longer_prints_is_named(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.md").write_text("Here it took 86 s and 91 s.\n")
+    old = "```text\nmisses 1208 of 12842\ntook 86\n```\n"
+    new = "```text\nmisses 1208 of 12842\ntook 91\n```\n"
+    (tmp_path / "README.md").write_text(
+        "It misses 1,208 words.\n<!-- begin output: demo -->\n" + new + "<!-- end output: demo -->\n"
+        "Training took 86 s, against 142-194 s.\n")
+    assert regenerate.stale_citations(str(tmp_path), {"demo": (old, new)}) == [
+        "README.md:8: 86 (demo)", "docs/notes.md:1: 86 (demo)"]
+    assert regenerate.stale_citations(str(tmp_path), {"demo": (new, new)}) == []
