@@ -15,10 +15,12 @@ import time
 import numpy as np
 
 
-def compare_engines(engine_steps):
-    """(runs, losses) from the two (step, batches) of tinyattn and PyTorch, after checking that
-    their first losses agree: the twin must start where tinyattn starts."""
-    (tiny_step, batches), (torch_step, torch_batches) = engine_steps
+def compare_engines(tinyattn_setup, torch_setup, *args):
+    """(runs, losses) of tinyattn's model, tinyattn_setup(*args) -> (model, batches, step), and its
+    twin, torch_setup(model, batches) -> (twin, batches, step), after checking that their first
+    losses agree: the twin must start where tinyattn starts."""
+    model, batches, tiny_step = tinyattn_setup(*args)
+    _, torch_batches, torch_step = torch_setup(model, batches)
     ours, theirs = tiny_step(*batches[0]), torch_step(*torch_batches[0])
     if abs(ours - theirs) > 1e-5 * max(1.0, abs(theirs)):
         raise AssertionError(f"first-step losses differ: tinyattn {ours:.7f}, PyTorch {theirs:.7f}")

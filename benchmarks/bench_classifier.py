@@ -124,14 +124,8 @@ def torch_setup(model, batches):
 
 
 def engines(batch=B):
-    """{"tinyattn": (step, batches), "PyTorch": (step, batches)} after checking the first losses agree."""
-    model, batches, tiny_step = tinyattn_setup(batch)
-    twin, torch_batches, torch_step = torch_setup(model, batches)
-    return compare_engines([(tiny_step, batches), (torch_step, torch_batches)])
-
-
-def run(rounds=5, steps=15, thread_counts=(1, 2)):
-    return twin_steps.run(__file__, rounds, steps, thread_counts)
+    """({"tinyattn": (step, batches), "PyTorch": (step, batches)}, first losses), checked to agree."""
+    return compare_engines(tinyattn_setup, torch_setup, batch)
 
 
 if __name__ == "__main__":

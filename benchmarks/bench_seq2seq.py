@@ -131,10 +131,8 @@ def torch_setup(model, batches):
 
 
 def engines(batch=B, max_phrases=4):
-    """{"tinyattn": (step, batches), "PyTorch": (step, batches)} after checking the first losses agree."""
-    model, batches, tiny_step = tinyattn_setup(batch, max_phrases)
-    twin, torch_batches, torch_step = torch_setup(model, batches)
-    return compare_engines([(tiny_step, batches), (torch_step, torch_batches)])
+    """({"tinyattn": (step, batches), "PyTorch": (step, batches)}, first losses), checked to agree."""
+    return compare_engines(tinyattn_setup, torch_setup, batch, max_phrases)
 
 
 def run(rounds=5, steps=15, thread_counts=(1, 2)):
