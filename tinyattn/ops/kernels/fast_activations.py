@@ -14,10 +14,8 @@ np.tanh: a few ulp (tests/test_ops_fused.py). NaN stays NaN, +-inf give +-1.
 Caching note (as for fast_exp): clear tinyattn/ops/__pycache__ after editing this file.
 """
 import numpy as np
-from numba import types
-from numba.extending import overload
 
-from .fast_exp import fast_exp
+from .fast_exp import fast_exp, overload_by_dtype
 
 
 def fast_tanh(x):
@@ -71,17 +69,5 @@ def _sigmoid_f64(x):
     return (1.0 if x >= 0.0 else e) / (1.0 + e)
 
 
-@overload(fast_tanh)
-def _fast_tanh_overload(x):
-    if x == types.float32:
-        return _tanh_f32
-    if x == types.float64:
-        return _tanh_f64
-
-
-@overload(fast_sigmoid)
-def _fast_sigmoid_overload(x):
-    if x == types.float32:
-        return _sigmoid_f32
-    if x == types.float64:
-        return _sigmoid_f64
+overload_by_dtype(fast_tanh, _tanh_f32, _tanh_f64)
+overload_by_dtype(fast_sigmoid, _sigmoid_f32, _sigmoid_f64)

@@ -1,9 +1,9 @@
-"""A scalar exp that LLVM can vectorize: `fast_exp(t)` inside a Numba loop runs on 8 float32
+"""A scalar exp that LLVM can vectorize: `fast_exp(x)` inside a Numba loop runs on 8 float32
 (or 4 float64) at once, where math.exp is a call into libm per element.
 
 The textbook method (Cody-Waite reduction, Cephes polynomial):
 
-    exp(t) = 2^n * exp(r),   n = round(t / ln2),   r = t - n ln2  in [-ln2/2, ln2/2]
+    exp(x) = 2^n * exp(r),   n = round(x / ln2),   r = x - n ln2  in [-ln2/2, ln2/2]
 
   * n is rounded with the 1.5 * 2^23 (float64: 2^52) trick: adding it leaves no fraction bits;
   * r is computed with ln2 split in two, LN2_HI + LN2_LO, where LN2_HI has so few significant
@@ -13,7 +13,7 @@ The textbook method (Cody-Waite reduction, Cephes polynomial):
     float64's 1.1e-16. Horner steps are fused multiply-adds (one rounding each);
   * 2^n is built from bits, (n + bias) << mantissa_bits, reinterpreted as a float.
 
-Edges, without branches (each `if` becomes a vector select): t is clamped to [LO, HI] first,
+Edges, without branches (each `if` becomes a vector select): x is clamped to [LO, HI] first,
 where exp(LO) rounds to 0 and exp(HI) overflows, so -inf -> 0, +inf -> inf and the integer
 conversion never sees an out-of-range value; NaN is computed as exp(0) and put back at the
 end. A subnormal result needs n below the smallest exponent: then 2^n = 2^(n+64) * 2^-64,
@@ -66,9 +66,9 @@ def _float_bits_as_int(typingctx, x):
     return types.int64(x), codegen
 
 
-def fast_exp(t):
-    """exp(t) for a float32 or float64 scalar, in Numba code (in Python: numpy)."""
-    return np.exp(t)
+def fast_exp(x):
+    """exp(x) for a float32 or float64 scalar, in Numba code (in Python: numpy)."""
+    return np.exp(x)
 
 
 # float32 constants are numpy float32 scalars: a Python float would make Numba promote every
@@ -82,15 +82,15 @@ _P0, _P1, _P2, _P3, _P4, _P5 = P32
 _ZERO32, _ONE32, _TWO32, _TINY32 = _f(0.0), _f(1.0), _f(2.0), _f(2.0**-64)
 
 
-def _exp_f32(t):
-    tc = t
+def _exp_f32(x):
+    tc = x
     if tc < LO32:
         tc = LO32
     if tc > HI32:
         tc = HI32
     if tc != tc:  # NaN: compute exp(0), return the NaN at the end
         tc = _ZERO32
-    nf = (tc * LOG2E32 + ROUND32) - ROUND32  # round(t / ln2), still a float
+    nf = (tc * LOG2E32 + ROUND32) - ROUND32  # round(x / ln2), still a float
     r = _fma(-nf, LN2_LO32, _fma(-nf, LN2_HI32, tc))
     p = _fma(_fma(_fma(_fma(_fma(_P0, r, _P1), r, _P2), r, _P3), r, _P4), r, _P5)
     p = _fma(p, r * r, r) + _ONE32
@@ -103,7 +103,7 @@ def _exp_f32(t):
         p = p * _TWO32
     # (Numba widens int32 arithmetic to int64; LLVM narrows it back after the cast)
     e = p * _int_bits_as_float(np.int32((n + 127) << 23))
-    return e if t == t else t
+    return e if x == x else x
 
 
 _Q = [1.0 / np.prod(np.arange(1.0, k + 1)) for k in range(13, 1, -1)]  # 1/13!, ..., 1/2!
@@ -111,8 +111,8 @@ _Q0, _Q1, _Q2, _Q3, _Q4, _Q5, _Q6, _Q7, _Q8, _Q9, _Q10, _Q11 = _Q
 LN2_HI64, LN2_LO64 = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # fdlibm's split
 
 
-def _exp_f64(t):
-    tc = t
+def _exp_f64(x):
+    tc = x
     if tc < -746.0:
         tc = -746.0
     if tc > 710.0:
@@ -134,12 +134,17 @@ def _exp_f64(t):
         n = n - 1
         p = p * 2.0
     e = p * _int_bits_as_float((n + 1023) << 52)
-    return e if t == t else t
+    return e if x == x else x
 
 
-@overload(fast_exp)
-def _fast_exp_overload(t):
-    if t == types.float32:
-        return _exp_f32
-    if t == types.float64:
-        return _exp_f64
+def overload_by_dtype(function, for_float32, for_float64):
+    """Make `function`, called in compiled code, run for_float32 or for_float64 by its argument's type."""
+    @overload(function)
+    def _by_dtype(x):
+        if x == types.float32:
+            return for_float32
+        if x == types.float64:
+            return for_float64
+
+
+overload_by_dtype(fast_exp, _exp_f32, _exp_f64)
