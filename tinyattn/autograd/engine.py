@@ -91,7 +91,7 @@ def backward(roots, root_grads, retain_graph=False):
                     f"{fn.__name__}.backward returned a {grad.dtype} gradient of shape {grad.shape} "
                     f"for argument {position}, a {data.dtype} tensor of shape {data.shape}"
                 )
-            # Speed: _accumulate_leaf's and _slots's usual case inline (3-5 % of a small op, RESULTS.md)
+            # Speed: _accumulate_leaf's and _slots's usual case inline (0.2-0.3 us a node, RESULTS.md)
             if parent is None:
                 if tensor._hooks is None and tensor.grad is not None:
                     tensor.grad += grad

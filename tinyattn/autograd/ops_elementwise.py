@@ -225,7 +225,7 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
-    """y = 1 / (1 + exp(-x)) (stable for x = +-1000, see tinyattn/ops/sigmoid.py);  dL/dx = g * y * (1 - y)."""
+    """y = 1 / (1 + exp(-x)) (stable for x = +-1000, see ops/reference.py's sigmoid);  dL/dx = g * y * (1 - y)."""
 
     @staticmethod
     def forward(ctx, x):

@@ -19,7 +19,7 @@ What runs where (measured for the translation model, (64, 1, 14) scores with h =
 products (v . hidden for all pairs at once, weights @ values, ...) are BLAS calls, the softmax
 is the softmax of tinyattn/ops/arrays.py, and the two element-wise passes over the (B, Tq, Tk, h) hidden
 tensor, the one place with work per (pair, unit), are `pair_tanh` (forward: numpy, whose SIMD
-tanh beat a Numba loop with fast_tanh, 52-62 against 84-90 us) and `through_pair_tanh`
+tanh beat a Numba loop with fast_tanh, 52-62 against 84-90 us, RESULTS.md) and `through_pair_tanh`
 (backward: a Numba kernel, 15 us against the numpy reference's 76, benchmarks/RESULTS.md).
 """
 

@@ -145,7 +145,7 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = np.zeros_like(p.data)
         state["step"] += 1
         t = state["step"]
-        # one pass over the parameter (tinyattn/ops/adam.py: a Numba kernel beside the numpy reference)
+        # one pass over the parameter (adam_update: ops/reference.py, and its Numba kernel ops/kernels/adam.py)
         adam_update(p.data, g, state["exp_avg"], state["exp_avg_sq"], (dtype(b1), dtype(1 - b1)), (dtype(b2), dtype(1 - b2)),
                     dtype(self.hyper["lr"] / (1 - b1 ** t)), dtype(math.sqrt(1 - b2 ** t)),
                     dtype(self.hyper["eps"]), dtype(self.hyper["weight_decay"] if l2_decay is None else l2_decay))

@@ -11,7 +11,7 @@ and the node returns every state and every context. The readable version is the 
 graph nodes (models/seq2seq.py, Decoder.teacher_forced_logits under `ta.fused(False)`: per step
 nn/additive_attention.py's composed attention and the GRU cell's equations), which this one
 equals to 1e-10 in float64 (tests/test_attentive_decoder.py, tests/test_fused_switch.py). What makes it fast
-(benchmarks/RESULTS.md, "A decoder in one node"):
+(benchmarks/RESULTS.md, "Figures of 2026-11-23": 13.5 against 15.5 ms a step):
 
   * it skips work: given how many steps each sentence needs (the loss ignores the padding
     after its last word), the rows are sorted longest first and step t computes only the
@@ -27,7 +27,7 @@ equals to 1e-10 in float64 (tests/test_attentive_decoder.py, tests/test_fused_sw
 Backward through time runs the steps in reverse. With g_s the gradient reaching the state
 after step t (from the output layer and from step t + 1):
 
-    d_gi, d_gh, ds_direct = the GRU gate rules (ops/recurrent_gates.py)
+    d_gi, d_gh, ds_direct = the GRU gate rules (ops/reference_blocks.py, gru_gates_backward)
     d_context = g_context_t + d_gi W_ic                (W_ic: the context's columns of W_ih)
     d_wq, d_uk, d_v, d_values = the attention step's rules (ops/additive_attention.py)
     g_s for step t - 1 = ds_direct + [d_wq, d_gh] [W; W_hh]

@@ -8,7 +8,7 @@ sentence has no word. Equal to the step-by-step graph nn/recurrent.py builds und
 (tests/test_sequence_nodes.py and tests/test_fused_switch.py).
 
 Backward runs the steps in the other order, carrying dL/dh and dL/dc of every row: a running
-row's pass through the gate rules (ops/recurrent_gates.py, as LSTMStep) gives d gates, the
+row's pass through the gate rules (ops/reference_blocks.py, as LSTMStep) gives d gates, the
 gradient of c before the step, and dL/dh before the step = d_gates W_hh.
 """
 import numpy as np

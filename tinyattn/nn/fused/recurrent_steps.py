@@ -17,7 +17,7 @@ state. PyTorch's equations, gates stacked in PyTorch's order:
 `keep` (bool (B, 1) or None) freezes the state of finished sequences: where keep is False
 the step returns the old state unchanged, so padding never reaches a state.
 Matrix products go through tinyattn.ops.arrays.matmul (BLAS); the GRU and LSTM gate arithmetic is in
-tinyattn/ops/recurrent_gates.py (a numpy reference and a Numba kernel, each way).
+tinyattn/ops/reference_blocks.py (numpy) and tinyattn/ops/kernels/recurrent_gates.py (Numba), each way.
 """
 import numpy as np
 
@@ -62,7 +62,7 @@ class RNNStep(Function):
 
 
 class GRUStep(Function):
-    """GRU step (equations at the top). With g = dL/dh' (gate rules in ops/recurrent_gates.py):
+    """GRU step (equations at the top). With g = dL/dh' (gate rules in ops/reference_blocks.py):
     dz = g (h - n) z(1-z),  dn_pre = g (1-z)(1-n^2),  dr = dn_pre gh_n r(1-r),
     dL/dgi = [dr, dz, dn_pre],  dL/dgh = [dr, dz, dn_pre * r],  dL/dh = g z + dgh W_hh.
     Equals _GRURule.equations (nn/recurrent.py), then where(keep, h', h)."""

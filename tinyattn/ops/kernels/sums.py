@@ -10,7 +10,7 @@ C the axes after. Then
 
 numpy's own sum walks a short axis element by element, per row: on this project's shapes
 (summing 12 attention scores, 64 hidden units, a batch of bias gradients) the products are
-2-6x faster (benchmarks/RESULTS.md, "Sums"). BLAS adds in float32 with several accumulators
+2-6x faster (benchmarks/RESULTS.md, "Other measured facts"). BLAS adds in float32 with several accumulators
 rather than numpy's pairwise order, so the last bits can differ; a sum over more than 2^16
 numbers, or over every axis (a loss), stays numpy's, whose pairwise order loses less.
 """
