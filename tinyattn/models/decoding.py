@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..autograd.function import no_grad
+from ..ops.reference import log_softmax
 
 
 class Hypothesis(NamedTuple):
@@ -41,9 +42,8 @@ def length_penalty(length, alpha):
 
 
 def _log_softmax(logits):
-    logits = np.asarray(getattr(logits, "data", logits), np.float64)
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    """log-probabilities in float64 (beam scores add many of them) of a Tensor's or array's logits."""
+    return log_softmax(np.asarray(getattr(logits, "data", logits), np.float64))
 
 
 def _select(state, rows):

@@ -10,14 +10,13 @@ Parameter names, shapes, initialisation and mask polarity are PyTorch's nn.Multi
 so a state_dict crosses both ways. The attention itself is sdpa.py's: one fused node, or under
 `ta.fused(False)` the composed graph, whose scores and softmax a learner can hold (last_tensors).
 """
-import math
 from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.creation import generator
 from ..autograd.errors import ShapeError
 from ..autograd.tensor import Tensor
+from . import init
 from .linear import Linear, LinearFunction
 from .masks import causal_mask, warn_if_a_query_sees_nothing
 from .module import Module, Parameter
@@ -31,11 +30,9 @@ class AttentionTensors(NamedTuple):
     weights: Tensor
 
 
-def xavier_uniform(fan_out, fan_in):
-    """U(-a, a), a = sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010): keeps the variance of
-    activations and of gradients alike through the layer; PyTorch's init of in_proj_weight."""
-    bound = math.sqrt(6 / (fan_in + fan_out))
-    return generator().uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32)
+def _xavier_parameter(fan_out, fan_in):
+    """A (fan_out, fan_in) float32 Parameter filled by nn.init.xavier_uniform_, PyTorch's init of in_proj_weight."""
+    return init.xavier_uniform_(Parameter(np.empty((fan_out, fan_in), np.float32)))
 
 
 class MultiheadAttention(Module):
@@ -73,13 +70,13 @@ class MultiheadAttention(Module):
         self.dropout, self.batch_first = dropout, batch_first
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         if self._qkv_same_embed_dim:  # [W_q; W_k; W_v] stacked, as PyTorch stores them
-            self.in_proj_weight = Parameter(xavier_uniform(3 * embed_dim, embed_dim))
+            self.in_proj_weight = _xavier_parameter(3 * embed_dim, embed_dim)
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
         else:
             self.in_proj_weight = None
-            self.q_proj_weight = Parameter(xavier_uniform(embed_dim, embed_dim))
-            self.k_proj_weight = Parameter(xavier_uniform(embed_dim, self.kdim))
-            self.v_proj_weight = Parameter(xavier_uniform(embed_dim, self.vdim))
+            self.q_proj_weight = _xavier_parameter(embed_dim, embed_dim)
+            self.k_proj_weight = _xavier_parameter(embed_dim, self.kdim)
+            self.v_proj_weight = _xavier_parameter(embed_dim, self.vdim)
         self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, np.float32)) if bias else None
         self.out_proj = Linear(embed_dim, embed_dim, bias)
         if bias:

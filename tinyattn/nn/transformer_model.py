@@ -12,9 +12,9 @@ user's (models/transformer_seq2seq.py puts them around it).
 import numpy as np
 
 from ..autograd.tensor import tensor
+from . import init
 from .linear import LayerNorm
 from .module import Module
-from .multihead import xavier_uniform
 from .transformer import TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
 
 
@@ -36,7 +36,7 @@ class Transformer(Module):
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         for p in self.parameters():  # PyTorch's _reset_parameters: xavier uniform on every matrix
             if p.ndim > 1:
-                p.data = xavier_uniform(*p.shape).astype(p.dtype)
+                init.xavier_uniform_(p)
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
                 tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
