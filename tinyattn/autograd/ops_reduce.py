@@ -42,9 +42,9 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdims):
         ctx.shapes = x.shape, _kept_shape(x.shape, axes)
-        # numpy's rules: integers average to float64, float16 adds in float32 (float16 ends at 65504),
-        # an empty mean is NaN
-        if x.dtype.kind != "f" or x.dtype == np.float16 or x.size == 0:
+        # numpy's rules (Tensor.mean has refused integers): float16 adds in float32 (float16 ends
+        # at 65504), an empty mean is NaN
+        if x.dtype == np.float16 or x.size == 0:
             y = np.mean(x, axis=axes, keepdims=keepdims)
             ctx.count = max(1, x.size // max(1, np.size(y)))
             return y

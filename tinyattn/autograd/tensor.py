@@ -152,11 +152,10 @@ class Tensor(TensorConveniences):
         return _ew.PowOfNumber.apply(_floating(self), float(base))
 
     def __abs__(self):
-        return _ew.Abs.apply(self)
-
-    def abs(self):
         """|x| element-wise, same shape and dtype; dL/dx = g * sign(x)."""
         return _ew.Abs.apply(self)
+
+    abs = __abs__
 
     def __matmul__(self, other):
         return _nn.MatMul.apply(*_pair(self, other))

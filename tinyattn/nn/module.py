@@ -39,9 +39,6 @@ class Module:
             raise AttributeError(
                 f"{type(self).__name__}: call super().__init__() before assigning {name!r}"
             )
-        if name == "fused":  # the per-module switch of earlier versions: setting it would now do nothing
-            raise AttributeError(f"{type(self).__name__}: no per-module fused switch; fused nodes are turned on and "
-                                 "off for every layer at once: `with ta.fused(False): ...` (or TINYATTN_FUSED=0)")
         for registry in (self._parameters, self._modules):
             registry.pop(name, None)
         if name in self._buffers:
@@ -51,6 +48,15 @@ class Module:
         elif isinstance(value, Module):
             self._modules[name] = value
         object.__setattr__(self, name, value)
+
+    @property
+    def fused(self):
+        """Gone: the per-module switch of earlier versions. Reading or setting it names the one switch."""
+        raise _no_fused_switch(self)
+
+    @fused.setter
+    def fused(self, value):
+        raise _no_fused_switch(self)
 
     def register_buffer(self, name, array):
         """An array that belongs to the module's state (saved, loaded) but is not trained."""
@@ -262,3 +268,8 @@ class Sequential(ModuleList):
         for module in self:
             x = module(x)
         return x
+
+
+def _no_fused_switch(module):
+    return AttributeError(f"{type(module).__name__}: no per-module fused switch; fused nodes are turned on and off "
+                          "for every layer at once: `with ta.fused(False): ...` (or TINYATTN_FUSED=0)")

@@ -18,7 +18,7 @@ from ..autograd.errors import ShapeError
 from ..autograd.tensor import Tensor
 from . import init
 from .linear import Linear, LinearFunction
-from .masks import causal_mask, warn_if_a_query_sees_nothing
+from .masks import causal_mask
 from .module import Module, Parameter
 from .positions import SCHEMES, alibi_bias, rotary
 from .sdpa import attend
@@ -28,6 +28,9 @@ class AttentionTensors(NamedTuple):
     """The last call's scores and weights as graph Tensors, (B, H, Tq, Tk) each (see MultiheadAttention)."""
     scores: Tensor
     weights: Tensor
+
+
+_POLARITY = "a bool mask is True where attention may NOT go (PyTorch's polarity for attn_mask and key_padding_mask)"
 
 
 def _xavier_parameter(fan_out, fan_in):
@@ -107,7 +110,7 @@ class MultiheadAttention(Module):
         allowed, bias = self._masks(key_padding_mask, attn_mask, is_causal, B, Tq, Tk)
         heads, weights, scores = attend(
             self._split_heads(Q), self._split_heads(K), self._split_heads(V), mask=allowed, bias=bias,
-            dropout_p=self.dropout if self.training else 0.0)
+            dropout_p=self.dropout if self.training else 0.0, caller=("MultiheadAttention", _POLARITY))
         out = self.out_proj(heads.transpose(1, 2).reshape(B, Tq, self.embed_dim))  # join the heads
         if not self.batch_first:
             out = out.transpose(0, 1)
@@ -172,9 +175,6 @@ class MultiheadAttention(Module):
             else:
                 raise TypeError(f"MultiheadAttention: masks must be bool (True = not allowed) or float (added to "
                                 f"the scores), got {mask.dtype}")
-        if allowed is not None:  # checked once, on the masks combined, in this module's polarity
-            warn_if_a_query_sees_nothing(allowed, "MultiheadAttention", "a bool mask is True where attention "
-                                         "may NOT go (PyTorch's polarity for attn_mask and key_padding_mask)")
         if self.positions == "alibi":  # (H, Tq, Tk), in a float mask's dtype if there is one
             alibi = alibi_bias(H, Tq, Tk)
             bias = alibi if bias is None else bias + alibi.astype(bias.dtype)

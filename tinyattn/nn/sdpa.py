@@ -87,14 +87,16 @@ class Attended(NamedTuple):
     scores: Optional[Tensor]
 
 
-def attend(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *, mask=None, bias=None):
+def attend(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *, mask=None, bias=None,
+           caller=("scaled_dot_product_attention", "the mask is True where a query may attend")):
     """scaled_dot_product_attention's arguments -> Attended(output, weights, scores): the fused
-    node, or the composed graph when the switch is off (`ta.fused(False)`)."""
+    node, or the composed graph when the switch is off (`ta.fused(False)`). caller: (the name
+    errors and the empty-row warning give, the polarity of the masks that caller takes)."""
     _check_qkv(q, k, v)
     scale = attention_scale(q.shape[-1]) if scale is None else float(scale)
     scores_shape = q.shape[:-1] + (k.shape[-2],)
     mask, bias = _merge_masks(attn_mask, is_causal, mask, bias, scores_shape)
-    mask = attention_mask(mask, scores_shape, "scaled_dot_product_attention")
+    mask = attention_mask(mask, scores_shape, *caller)
     bias = _check_bias(bias, scores_shape, q.dtype, "scaled_dot_product_attention")
     keep = dropout_mask(scores_shape, dropout_p, q.dtype) if dropout_p else None
     if is_fused():
@@ -131,12 +133,13 @@ def _merge_masks(attn_mask, is_causal, mask, bias, scores_shape):
     if not isinstance(attn_mask, Tensor):
         attn_mask = np.asarray(attn_mask)
     if attn_mask.dtype == np.bool_:
-        attn_mask = attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask
+        attn_mask = _raw(attn_mask)
         return (attn_mask if mask is None else np.asarray(_raw(mask)) & attn_mask), bias
     return mask, (attn_mask if bias is None else bias + attn_mask)
 
 
 def _raw(mask):
+    """A bool mask's array, whether it came as a Tensor or an array."""
     return mask.data if isinstance(mask, Tensor) else mask
 
 
