@@ -17,7 +17,7 @@ import tinyattn.nn.functional as F
 
 def test_np_array_of_a_tensor_is_a_copy_and_asarray_shares():
     """numpy 2 passes copy=True from np.array: a "best weights" snapshot must not move."""
-    weight = nn.Parameter(np.ones((2, 2), np.float32))
+    weight = nn.Parameter(np.ones((2, 2), np.float32)).detach()
     snapshot = np.array(weight)
     weight.data -= 1.0
     assert snapshot[0, 0] == 1.0
@@ -25,6 +25,15 @@ def test_np_array_of_a_tensor_is_a_copy_and_asarray_shares():
     assert np.array(weight, dtype=np.float64).dtype == np.float64
     with pytest.raises(ValueError, match="cannot be viewed as another dtype without a copy"):
         np.asarray(weight, dtype=np.float64, copy=False)
+
+
+@pytest.mark.parametrize("leave", [np.exp, np.asarray, np.array, lambda t: np.add(t, 1.0), lambda t: np.tanh(t) * 2])
+def test_numpy_functions_refuse_a_tensor_that_requires_grad_as_pytorch_does(leave):
+    """np.exp(t) went through __array__ and returned an array: the gradient was gone without a word."""
+    x = ta.tensor(np.ones(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"requires grad.*detach\(\)\.numpy\(\)"):
+        leave(x)
+    assert np.allclose(leave(x.detach()), leave(np.ones(3)))  # the way out the message names works
 
 
 def test_no_grad_decorates_methods_bare_and_called():

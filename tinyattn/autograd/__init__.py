@@ -5,7 +5,8 @@ from .creation import (arange, full, get_rng_state, manual_seed, ones, ones_like
                        set_rng_state, zeros, zeros_like)
 from .engine import backward
 from .errors import ShapeError
-from .function import Context, Function, enable_grad, is_grad_enabled, no_grad
+from .function import Context, Function
+from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .gradcheck import GradcheckError, gradcheck
 from .hooks import RemovableHandle
 from .ops_nn import cross_entropy

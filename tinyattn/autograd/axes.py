@@ -3,6 +3,8 @@
 Every op that takes an axis goes through here, so an out-of-range axis is the same clear error
 everywhere ("sum: axis 2 is out of range for a tensor with 2 dims").
 """
+import numbers
+
 from .errors import ShapeError
 
 
@@ -35,6 +37,8 @@ def axes(axis, ndim, op):
         return ()  # a scalar has one (implicit) axis, as in PyTorch: nothing to reduce
     result = []
     for a in given:
+        if not isinstance(a, numbers.Integral) or isinstance(a, bool):
+            raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {a!r}")
         if not -ndim <= a < ndim:
             raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims")
         result.append(a % ndim)

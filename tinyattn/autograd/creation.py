@@ -3,6 +3,8 @@
 `manual_seed(s)` makes every random draw of tinyattn (ta.randn, layer initialisation,
 dropout) repeat from run to run; `get_rng_state` / `set_rng_state` let a checkpoint carry it.
 """
+import numbers
+
 import numpy as np
 
 from .tensor import Tensor, wrap
@@ -61,6 +63,8 @@ def ones(*shape, dtype=np.float32, requires_grad=False):
 def full(size, fill_value, dtype=None, requires_grad=False):
     """A tensor of shape `size` filled with `fill_value` (PyTorch's torch.full): float32 for a
     float value, int64 for an int, bool for a bool, unless `dtype` says otherwise."""
+    if not isinstance(fill_value, (numbers.Number, np.number, np.bool_)) or isinstance(fill_value, complex):
+        raise TypeError(f"full: fill_value must be a real number or a bool, got {fill_value!r}")
     if dtype is None:
         dtype = np.bool_ if isinstance(fill_value, bool) else np.int64 if isinstance(fill_value, int) else np.float32
     return _leaf(np.full(_shape((size,), "full"), fill_value, dtype), requires_grad)
@@ -93,6 +97,8 @@ def randint(low, high=None, size=None, dtype=np.int64):
         if high is None:
             raise TypeError("randint: give a size, as randint(high, (2, 3)) or randint(low, high, (2, 3))")
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=(2, 3))
+        low, high = 0, low
     if high <= low:
         raise ValueError(f"randint: high ({high}) must be greater than low ({low}); draws come from [low, high)")
     size = _shape((size,), "randint")
@@ -103,6 +109,14 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
     """start, start + step, ... below end (PyTorch's torch.arange): int64 from integers, else float32."""
     if end is None:
         start, end = 0, start
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        if not isinstance(value, (numbers.Real, np.number)) or isinstance(value, bool):
+            raise TypeError(f"arange: {name} must be a number, got {value!r}")
+    if step == 0:
+        raise ValueError("arange: step must be nonzero (start, start + step, ... never reaches end)")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: upper bound and larger bound inconsistent with step sign: from {start} "
+                         f"to {end} by {step} (as PyTorch; a negative step counts down: arange(5, 0, -1))")
     if dtype is None:
         integral = all(float(v).is_integer() and not isinstance(v, float) for v in (start, end, step))
         dtype = np.int64 if integral else np.float32

@@ -17,6 +17,7 @@ import numpy as np
 from . import tracing as _trace
 from .function import _freed_message, zeros_for_output
 from .hooks import run_hooks, run_output_hooks
+from .versions import check_saved
 
 
 def backward(roots, root_grads, retain_graph=False):
@@ -54,8 +55,9 @@ def backward(roots, root_grads, retain_graph=False):
             if tape is not None:
                 tape.record(node, None, None, 0.0)
             for tensor in node.inputs:  # its inputs' nodes are still visited (and freed)
-                if tensor._ctx is not None:
-                    _slots(tensor._ctx, pending, heap)
+                parent = as_used_by(tensor, node)._ctx
+                if parent is not None:
+                    _slots(parent, pending, heap)
             if not retain_graph:
                 node.release()
             continue
@@ -65,6 +67,8 @@ def backward(roots, root_grads, retain_graph=False):
             node.last_grads = out_grads  # for ta.viz.draw_graph: freed with the graph
         if tape is not None:
             started = _trace.clock()
+        if node.saved_versions is not None:
+            check_saved(node)  # an array it saved changed in place since forward: raise, not a wrong gradient
         fn = node.fn
         in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
         if in_grads.__class__ is not tuple:
@@ -81,6 +85,9 @@ def backward(roots, root_grads, retain_graph=False):
             tensor = args[position]
             grad = in_grads[position]
             parent = tensor._ctx
+            if parent is not None and parent._created > node._created:
+                tensor = as_used_by(tensor, node)  # changed in place since node used it
+                parent = tensor._ctx
             if grad is None:
                 if parent is not None:
                     _slots(parent, pending, heap)
@@ -112,8 +119,9 @@ def backward(roots, root_grads, retain_graph=False):
                 total += grad  # an array this walk made: no one else holds it
             else:
                 # Out of place the first time: a backward may hand back an array it was given,
-                # or one it saved, and adding into it would change that too.
-                slots[index] = total + grad
+                # or one it saved, and adding into it would change that too. asarray: numpy
+                # adds two 0-d arrays into a scalar, which the next `total += grad` would rebind.
+                slots[index] = np.asarray(total + grad)
                 summed.add((parent, index))
         if not retain_graph:
             node.release()
@@ -148,6 +156,14 @@ def _add_to_grad(tensor, grad):
         tensor.grad += grad
 
 
+def as_used_by(tensor, node):
+    """`tensor` as it was when `node` used it: an in-place change made later in grad mode
+    (inplace.py) gave it a newer history, and keeps the one before in `_earlier`."""
+    while tensor._ctx is not None and tensor._ctx._created > node._created:
+        tensor = tensor._earlier
+    return tensor
+
+
 def reverse_topological_order(starts, freed_error=None):
     """Nodes reachable from `starts`, each listed after every node that consumes its outputs
     (newest first, the order the walk visits them in). A node freed by an earlier backward
@@ -161,5 +177,8 @@ def reverse_topological_order(starts, freed_error=None):
         if node.freed:
             raise freed_error(node) if freed_error else RuntimeError(_freed_message(node))
         found[node] = None
-        todo.extend(tensor._ctx for tensor in node.inputs if tensor._ctx is not None)
+        for tensor in node.inputs:
+            parent = as_used_by(tensor, node)._ctx
+            if parent is not None:
+                todo.append(parent)
     return sorted(found, key=lambda node: node._created, reverse=True)

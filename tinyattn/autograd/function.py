@@ -6,63 +6,12 @@ A Function's `forward(ctx, *arrays)` computes numpy arrays from numpy arrays; it
 gradient is wanted, records a graph node: the `ctx` object itself, which remembers the inputs
 and whatever forward saved. The backward walk (engine.py) visits these nodes in reverse.
 """
-import functools
 import itertools
 
 import numpy as np
 
-_grad_enabled = True
-
-
-def is_grad_enabled():
-    """True unless inside `no_grad()`."""
-    return _grad_enabled
-
-
-class no_grad:
-    """Build no graph inside this block or decorated function: for inference and updates.
-
-    `with ta.no_grad():`, `@ta.no_grad()` and `@ta.no_grad` all work, nested or recursive:
-    each entry remembers the state it found on a stack and each exit restores it.
-    """
-
-    enabled = False  # what the block sets
-
-    def __init__(self, function=None):
-        self._previous = []
-        self._function = function
-        if function is not None:
-            functools.update_wrapper(self, function)
-
-    def __enter__(self):
-        global _grad_enabled
-        self._previous.append(_grad_enabled)
-        _grad_enabled = self.enabled
-        return self
-
-    def __exit__(self, *exc):
-        global _grad_enabled
-        _grad_enabled = self._previous.pop()
-        return False
-
-    def __call__(self, *args, **kwargs):
-        if self._function is not None:  # used bare: @ta.no_grad
-            with self:
-                return self._function(*args, **kwargs)
-        (function,) = args  # used with parentheses: @ta.no_grad()
-        return type(self)(function)
-
-    def __get__(self, instance, owner=None):
-        """On a method, bind like a function does: model.predict(x) passes model as self."""
-        if instance is None or self._function is None:
-            return self
-        return functools.partial(self.__call__, instance)
-
-
-class enable_grad(no_grad):
-    """Build the graph again inside a `no_grad()` block."""
-
-    enabled = True
+from .grad_mode import _grad_mode
+from .versions import watch_saved
 
 
 class Context:
@@ -82,11 +31,14 @@ class Context:
     and, only when asked for:
       hooks            {output index: {key: fn}}: hooks of the outputs (hooks.py)
       last_grads       each output's gradient in the last backward(retain_graph=True)
+      saved_versions   the version of each tensor whose array forward saved (versions.py)
     A single output's shape is not kept here: its Tensor and its gradient have it.
     """
 
     freed = False
     hooks = None
+    _saved = ()
+    saved_versions = None  # [(counter, version, array, what)] of the saved arrays (versions.py)
     last_grads = None
     n_outputs = 1
     output_meta = None
@@ -112,7 +64,8 @@ class Context:
 
     def release(self):
         """Drop everything backward needed, keeping only the Function (it names the node in an error)."""
-        self.__dict__ = {"fn": self.fn, "freed": True}  # a new dict: faster than clearing the old one
+        # A new dict (faster than clearing the old one); _created stays for engine.as_used_by.
+        self.__dict__ = {"fn": self.fn, "freed": True, "_created": self._created}
 
 
 def _freed_message(ctx):
@@ -170,7 +123,7 @@ class Function:
             position += 1
 
         ctx = Context()
-        record = needed and _grad_enabled
+        record = needed and _grad_mode.enabled
         if not record:  # no graph node: nothing needs a gradient
             ctx.needs_input_grad = (False,) * position
         elif position < 8 and len(needed) == position:  # every argument needs a gradient
@@ -190,11 +143,17 @@ class Function:
             ctx.args = args  # the call's own tuple: no new object to make
             ctx.input_positions = positions
         if isinstance(result, (tuple, list)):
-            return _multiple_outputs(ctx, result, record)
+            outputs = _multiple_outputs(ctx, result, record)
+            if record and ctx._saved:
+                watch_saved(ctx, args, outputs)
+            return outputs
         output = wrap(result)
-        if record and output.data.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
-            output.requires_grad = True
-            output._ctx = ctx
+        if record:
+            if output.data.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
+                output.requires_grad = True
+                output._ctx = ctx
+            if ctx._saved:
+                watch_saved(ctx, args, (output,))
         return output
 
 

@@ -242,11 +242,11 @@ class Sigmoid(Function):
 class Relu(Function):
     """y = max(x, 0);  dL/dx = g where x > 0, else 0 (the kink at 0 takes 0, as PyTorch).
 
-    A NaN stays NaN (np.maximum passes NaNs through, as PyTorch's relu does) and gets no gradient."""
+    A NaN stays NaN (np.maximum passes NaNs through) and passes g on, as PyTorch's relu does."""
 
     @staticmethod
     def forward(ctx, x):
-        ctx.save_for_backward(x > 0)
+        ctx.save_for_backward(~(x <= 0))  # NaN passes its gradient on, as PyTorch's relu does
         return np.maximum(x, x.dtype.type(0))
 
     @staticmethod

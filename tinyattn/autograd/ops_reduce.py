@@ -65,7 +65,7 @@ class Max(Function):
         if x.size == 0:
             raise ValueError(f"max: tensor of shape {x.shape} is empty, it has no maximum")
         y = np.max(x, axis=axes, keepdims=True)
-        is_max = x == y
+        is_max = (x == y) | (np.isnan(x) & np.isnan(y))  # a NaN is the maximum of its row, as in PyTorch
         ctx.save_for_backward(is_max)
         ctx.meta = axes, y.shape
         return y if keepdims else np.squeeze(y, axis=axes)

@@ -13,13 +13,17 @@ import numbers
 import numpy as np
 
 from .errors import require_float
+from .inplace import InPlaceOps
 from .tensor_conveniences import TensorConveniences
+from . import versions as _versions
 from .axes import axes as _axes, one_axis as _one_axis, pytorch_names as _pytorch_names
 
 
-class Tensor(TensorConveniences):
-    """An array that remembers the op that made it (module docstring); conversions: tensor_conveniences.py."""
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "_hooks", "__weakref__")
+class Tensor(TensorConveniences, InPlaceOps):
+    """An array that remembers the op that made it (module docstring); conversions:
+    tensor_conveniences.py; in-place ops (x += y, x.zero_()): inplace.py."""
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "_hooks", "_versions", "_earlier",
+                 "__weakref__")
 
     # Make numpy defer to Tensor's reflected operators (ndarray * tensor -> Tensor.__rmul__).
     __array_priority__ = 1000
@@ -30,6 +34,8 @@ class Tensor(TensorConveniences):
         self._ctx = None
         self._out_index = 0
         self._hooks = None  # a leaf's hooks (hooks.py); an op's output keeps them on its node
+        self._versions = None  # its memory's count of in-place changes, made on first need (versions.py)
+        self._earlier = None  # itself before an in-place change recorded in the graph (inplace.py)
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -63,7 +69,7 @@ class Tensor(TensorConveniences):
     # --- leaving the graph ----------------------------------------------------------------
     def detach(self):
         """The same data as a new leaf with no history: gradients stop here."""
-        return wrap(self.data)
+        return _versions.share_with_view(wrap(self.data), self)
 
     # --- the backward pass ----------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
@@ -185,7 +191,11 @@ class Tensor(TensorConveniences):
     __hash__ = object.__hash__
 
     def __getitem__(self, index):
-        return _shape.GetItem.apply(self, _raw_index(index))
+        index = _raw_index(index)
+        two_steps = _shape.integers_first(index)  # t[0, :, idx] in PyTorch's order, not numpy's
+        if two_steps is not None:
+            return self[two_steps[0]][two_steps[1]]
+        return _versions.share_with_view(_shape.GetItem.apply(self, index), self)
 
     # --- methods ------------------------------------------------------------------------
     def exp(self):
@@ -233,7 +243,7 @@ class Tensor(TensorConveniences):
         """The same elements in `shape` (one -1 allowed), copied only when the layout needs it."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return _shape.Reshape.apply(self, shape)
+        return _versions.share_with_view(_shape.Reshape.apply(self, shape), self)
 
     def unsqueeze(self, axis=None, *, dim=None):
         """A new axis of size 1 at `axis` (in [-ndim - 1, ndim], as PyTorch)."""
@@ -249,17 +259,17 @@ class Tensor(TensorConveniences):
         order = list(range(self.ndim))
         a, b = _axes(axis_a, self.ndim, "transpose")[0], _axes(axis_b, self.ndim, "transpose")[0]
         order[a], order[b] = order[b], order[a]
-        return _shape.Permute.apply(self, tuple(order))
+        return self.permute(order)
 
     def permute(self, *order):
         """Axes reordered: out.shape[i] = self.shape[order[i]] (PyTorch's permute, numpy's transpose)."""
         if len(order) == 1 and isinstance(order[0], (tuple, list)):
             order = tuple(order[0])
-        return _shape.Permute.apply(self, _axes(order, self.ndim, "permute"))
+        return _versions.share_with_view(_shape.Permute.apply(self, _axes(order, self.ndim, "permute")), self)
 
     @property
     def T(self):
-        return _shape.Permute.apply(self, tuple(reversed(range(self.ndim))))
+        return self.permute(tuple(reversed(range(self.ndim))))
 
     def softmax(self, axis=-1, mask=None, *, dim=None):
         """exp(x) / sum(exp(x)) along `axis`, same shape; mask (bool, broadcasting to x) True = may attend."""
@@ -273,6 +283,10 @@ class Tensor(TensorConveniences):
 
     def masked_fill(self, mask, value):
         """Put `value` where `mask` is True (as PyTorch); those places get no gradient."""
+        if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad:
+            value = value.item()
+        if not isinstance(value, (numbers.Real, np.number, np.bool_)):
+            raise TypeError(f"masked_fill: value must be a number, got {value!r} ({type(value).__name__})")
         if self.data.dtype.kind != "f" and not float(value).is_integer():
             raise TypeError(f"masked_fill: cannot put {value} into a {self.data.dtype} tensor")
         return _shape.MaskedFill.apply(self, _bool_mask(mask, "masked_fill"), value)
@@ -289,6 +303,8 @@ def wrap(array):
     tensor._ctx = None
     tensor._out_index = 0
     tensor._hooks = None
+    tensor._versions = None
+    tensor._earlier = None
     return tensor
 
 

@@ -42,7 +42,16 @@ class TensorConveniences:
         return self.data
 
     def __array__(self, dtype=None, copy=None):
-        """numpy's protocol: np.array(t) copies (numpy 2 passes copy=True), np.asarray(t) shares."""
+        """numpy's protocol: np.array(t) copies (numpy 2 passes copy=True), np.asarray(t) shares.
+
+        Refused on a tensor that requires grad, as PyTorch refuses it: np.exp(t) would compute on
+        the array and the gradient through it would be lost without a word."""
+        if self.requires_grad:
+            raise RuntimeError(
+                f"Can't call numpy() on Tensor that requires grad (np.{'asarray' if copy is None else 'array'} "
+                "or a numpy function such as np.exp was given one): numpy's result is not on the graph, so no "
+                "gradient could flow back through it. Use the tensor's own op (t.exp(), t.sum(), ta.where...) "
+                "to keep the gradient, or tensor.detach().numpy() for the values alone")
         array = self.data if dtype is None else self.data.astype(dtype, copy=False)
         if copy is False and array is not self.data:
             raise ValueError(f"np.asarray(tensor, dtype={dtype}, copy=False): a {self.data.dtype} tensor "

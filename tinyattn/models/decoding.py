@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.function import no_grad
+from ..autograd.grad_mode import no_grad
 from ..ops.reference import log_softmax
 
 
