@@ -190,7 +190,6 @@ def draw_alignment(model, pair, words, gold, path):
     ax = fig.axes[0]
     marks = [(g, j) for j, g in enumerate(gold) if j < len(written)]
     ax.scatter([g for g, _ in marks], [j for _, j in marks], s=30, facecolors="none", edgecolors="red", lw=1)
-    fig.set_size_inches(min(fig.get_figwidth(), 12), min(fig.get_figheight(), 12))  # 50 words: 25 inches by cell
     fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return written

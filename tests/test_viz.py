@@ -2,6 +2,7 @@
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import tinyattn as ta
@@ -18,6 +19,18 @@ def test_heatmap_of_one_head_and_a_grid_of_heads(tmp_path, rng):
     fig = ta.viz.attention_heatmap(ta.tensor(rng.random((5, 2, 3))), path=grid)
     assert _is_png(one) and _is_png(grid)
     assert sum(ax.get_title().startswith("head") for ax in fig.axes) == 5
+
+
+def test_a_fifty_word_heatmap_fits_twelve_inches_with_its_title_above_the_top_row(rng):
+    weights = rng.dirichlet(np.ones(50), size=51)
+    fig = ta.viz.attention_heatmap(weights, [f"w{i}" for i in range(50)], [f"out{i}" for i in range(51)],
+                                   title="where the decoder looked")
+    assert max(fig.get_size_inches()) <= 12  # the old tree drew 24.5 inches, which translate.py then shrank
+    renderer = fig.canvas.get_renderer()
+    title, top = fig._suptitle.get_window_extent(renderer), fig.axes[0].get_window_extent(renderer)
+    assert title.y0 >= top.y1
+    import matplotlib.pyplot as plt
+    plt.close(fig)
 
 
 def test_positional_encoding_picture(tmp_path):
