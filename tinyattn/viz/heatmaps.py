@@ -10,6 +10,9 @@ def _pyplot():
     return plt
 
 
+# Signed values (gradients, encodings) in every picture and notebook: positive red, negative blue,
+# 0 white; draw with vmin=-top, vmax=top so that white is 0
+SIGNED_CMAP = "RdBu_r"
 MAX_INCHES = 12.0  # the largest side of a heatmap figure: a 50-word sentence still fits a screen
 
 
@@ -75,7 +78,7 @@ def positional_encoding_picture(table, path=None, title="sinusoidal positional e
     table = _array(table)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 4))
-    image = ax.imshow(table, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+    image = ax.imshow(table, cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto")
     ax.set_xlabel("dimension (even: sin, odd: cos)")
     ax.set_ylabel("position")
     ax.set_title(title)
