@@ -4,6 +4,7 @@
     python demos/translate.py --decoder luong --score dot      # one model: none, bahdanau, luong, transformer
     python demos/translate.py --translate "the dog sees a cat" # the trained model, beam search
     echo "a cat likes the fish" | python demos/translate.py --translate -
+    python demos/translate.py --vocab                 # the words --translate knows
     python demos/translate.py --compare --short       # every decoder on one budget (under 10 min)
     python demos/translate.py --pair quick            # the small pair: adjectives move behind their noun
 
@@ -189,7 +190,6 @@ def draw_alignment(model, pair, words, gold, path):
     ax = fig.axes[0]
     marks = [(g, j) for j, g in enumerate(gold) if j < len(written)]
     ax.scatter([g for g, _ in marks], [j for _, j in marks], s=30, facecolors="none", edgecolors="red", lw=1)
-    fig.set_size_inches(min(fig.get_figwidth(), 12), min(fig.get_figheight(), 12))  # 50 words: 25 inches by cell
     fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return written
@@ -234,6 +234,17 @@ def run(args, decoders):
     return results
 
 
+def at_least_one(text):
+    """argparse type: a whole number >= 1 (a beam, batch or size of 0 has nothing to work with)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small: give 1 or more")
+    return value
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -243,16 +254,19 @@ def main(argv=None):
     parser.add_argument("--score", help="attention score: bahdanau additive|general|dot|scaled_dot|cosine "
                                         "(default additive), luong dot|general|concat (default general)")
     parser.add_argument("--steps", type=int, default=1200, help="training steps per model (batches of --batch)")
-    parser.add_argument("--batch", type=int, default=64, help="sentence pairs per training step")
+    parser.add_argument("--batch", type=at_least_one, default=64, help="sentence pairs per training step")
     parser.add_argument("--lr", type=float, help="Adam's learning rate (default 3e-3, the Transformer's 2e-3)")
-    parser.add_argument("--hidden", type=int, default=64, help="GRU size per direction; the Transformer's d_model")
+    parser.add_argument("--hidden", type=at_least_one, default=64, help="GRU size per direction; the Transformer's d_model")
     parser.add_argument("--test-per-length", type=int, default=10, help="test sentences of each length")
     parser.add_argument("--out-dir", default="translate_out", help="checkpoints, pictures, results.json")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
     parser.add_argument("--translate", metavar="TEXT", help='translate TEXT with the trained model ("-": one '
                                                            "sentence per line from stdin); trains nothing")
-    parser.add_argument("--beam", type=int, default=4, help="beam size for --translate")
-    parser.add_argument("--compare", action="store_true", help="every decoder on one budget: translate_out/report.md")
+    parser.add_argument("--vocab", action="store_true", help="list the words --translate knows (for --pair); "
+                                                             "trains nothing")
+    parser.add_argument("--beam", type=at_least_one, default=4, help="beam size for --translate")
+    parser.add_argument("--compare", action="store_true", help="every decoder on one budget: report.md, compare.png and "
+                                                               "checkpoints in OUT_DIR/compare/ (translate_out/compare/)")
     parser.add_argument("--short", action="store_true", help="with --compare: 300 steps each (under 10 minutes)")
     args = parser.parse_args(argv)
     if args.score and args.decoder not in SCORES:
@@ -260,6 +274,10 @@ def main(argv=None):
     if args.score and args.score not in SCORES[args.decoder]:
         parser.error(f"--decoder {args.decoder} takes --score {', '.join(SCORES[args.decoder])}")
     score = args.score or {"bahdanau": "additive", "luong": "general"}.get(args.decoder)
+    if args.vocab:
+        from translate_cli import vocab_command
+
+        return vocab_command(args, Pair)
     if args.translate is not None:
         from translate_cli import translate_command
 

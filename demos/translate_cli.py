@@ -1,14 +1,16 @@
-"""The two other modes of demos/translate.py: --translate (use a trained model) and --compare.
+"""The other modes of demos/translate.py: --translate (use a trained model), --vocab and --compare.
 
 --translate never trains: it loads translate_out/NAME.ckpt.npz (the checkpoint of `translate.py
 --decoder NAME`), beam-decodes each sentence and prints the translation with its attention as
 a text table. Whatever is wrong (an unknown word, an empty or too long sentence, no checkpoint,
 a checkpoint of another model) is one line on stderr and a non-zero exit, never a traceback.
+--vocab lists the words a sentence may use.
 """
 import difflib
 import json
 import os
 import sys
+import textwrap
 
 import tinyattn as ta
 
@@ -47,11 +49,24 @@ def check_words(words, pair):
         raise Refusal("empty sentence: nothing to translate")
     if len(words) > pair.max_words:
         raise Refusal(f"{len(words)} words: the model was trained on sentences of at most {pair.max_words}")
-    known = [w for w in pair.source_vocab.words if not w.startswith("<")]
-    for word in words:
-        if word not in pair.source_vocab.ids or word.startswith("<"):
-            near = difflib.get_close_matches(word, known, n=3, cutoff=0.0)
-            raise Refusal(f"unknown word {word!r} (nearest known: {', '.join(near)})")
+    known = known_words(pair)
+    unknown = list(dict.fromkeys(w for w in words if w not in known))  # each once, in the order typed
+    if unknown:
+        named = "; ".join(f"{word!r} (nearest known: {', '.join(difflib.get_close_matches(word, known, n=3, cutoff=0.0))})"
+                          for word in unknown)
+        raise Refusal(f"unknown word{'s' * (len(unknown) > 1)} {named}; --vocab lists the {len(known)} words it knows")
+
+
+def known_words(pair):
+    """The source words a sentence may use (the special tokens <pad> <s> </s> are not words)."""
+    return [w for w in pair.source_vocab.words if not w.startswith("<")]
+
+
+def vocab_command(args, Pair):
+    """--vocab: the words --translate accepts for this --pair, one line, alphabetical; trains nothing."""
+    words = sorted(known_words(Pair(args.pair, 1)))
+    print(f"--pair {args.pair}: the {len(words)} words --translate knows\n" + textwrap.fill(" ".join(words), 100))
+    return 0
 
 
 def attention_table(source_words, written, weights):

@@ -99,7 +99,7 @@ attention divides its scores by sqrt(d_k) (the next notebook)."""),
 fig, axes = plt.subplots(1, 2, figsize=(7, 3))
 for ax, (title, scores) in zip(axes, [("flat: scores (0.2, 0.1, 0)", [0.2, 0.1, 0.0]),
                                       ("peaked: scores (8, 1, 0)", [8.0, 1.0, 0.0])]):
-    im = ax.imshow(jacobian(np.array(scores)), cmap="RdBu", vmin=-0.25, vmax=0.25)
+    im = ax.imshow(jacobian(np.array(scores)), cmap=ta.viz.SIGNED_CMAP, vmin=-0.25, vmax=0.25)  # red > 0 > blue
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("score j"); ax.set_ylabel("weight i")
 fig.colorbar(im, ax=axes, shrink=0.8)
@@ -145,9 +145,13 @@ print("gap to the hand-derived dL/dscores:", np.abs(scores.grad - d_scores).max(
 print("dL/dW_q:\\n", w_q.grad)
 print("gradcheck of the whole step:",
       ta.gradcheck(lambda a, b, c: ((x @ a) @ (x @ b).T).softmax(-1) @ (x @ c), (w_q, w_k, w_v)))"""),
-        ("md", """The second input's weights are almost one-hot (its scores are 4, 16, 12), so almost no
-gradient reaches its scores: row 2 of dL/dscores is a hundred times smaller than row 1. With
-bigger vectors this gets worse:"""),
+        ("md", """The second input's weights are almost one-hot (its scores are 4, 16, 12), so little
+gradient reaches its scores. How much less than the first input's, row by row:"""),
+        ("code", """print("weights of input 2:", weights.data[1])
+sizes = np.linalg.norm(scores.grad, axis=1)   # the length of each row of dL/dscores
+print("size of each row of dL/dscores:", sizes)
+print(f"row 2 is {sizes[0] / sizes[1]:.0f} times smaller than row 1")"""),
+        ("md", """With bigger vectors the scores grow, and this gets worse."""),
         ("md", """## Why divide by sqrt(d_k)
 
 q.k of random unit-variance vectors has variance d_k, so without the scale the scores grow with
@@ -187,8 +191,8 @@ fig, axes = plt.subplots(2, 2, figsize=(6, 5))
 for h in range(2):
     axes[0, h].imshow(weights.data[0, h], cmap="viridis"); axes[0, h].set_title(f"head {h}: weights", fontsize=9)
     limit = np.abs(scores.grad[0]).max()
-    axes[1, h].imshow(scores.grad[0, h], cmap="RdBu", vmin=-limit, vmax=limit)
-    axes[1, h].set_title(f"head {h}: dL/dscores (red < 0 < blue)", fontsize=9)
+    axes[1, h].imshow(scores.grad[0, h], cmap=ta.viz.SIGNED_CMAP, vmin=-limit, vmax=limit)  # as ta.viz draws gradients
+    axes[1, h].set_title(f"head {h}: dL/dscores (blue < 0 < red)", fontsize=9)
 plt.tight_layout(); plt.show()
 fused_out, _ = mha(tokens, tokens, tokens, attn_mask=~nn.causal_mask(5))
 print("largest gap between the fused node and the composed graph:", np.abs(fused_out.data - out.data).max())"""),

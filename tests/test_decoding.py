@@ -64,3 +64,14 @@ def test_translate_pads_after_the_end():
         written = list(row[:len(h.tokens) + h.ended])
         assert written == h.tokens + [EOS] * h.ended and (row[len(written):] == PAD).all()
     assert weights.shape[:2] == tokens.shape
+
+
+def test_a_limit_or_beam_that_cannot_decode_is_refused_by_name():
+    model, source, lengths = _model()
+    for kwargs, named in [({"max_len": 0}, "max_len=0"), ({"max_len": -1}, "max_len=-1"),
+                          ({"beam_size": 0}, "beam_size=0"), ({"beam_size": -2, "max_len": 5}, "beam_size=-2"),
+                          ({"beam_size": 4, "max_len": 0}, "max_len=0"), ({"max_len": 2.5}, "max_len=2.5")]:
+        with pytest.raises(ValueError, match=f"{named}; give a whole number of at least 1"):
+            model.decode(source, lengths, **kwargs)  # the old tree: 0 decoded 8 words, the others numpy errors
+    (one,) = model.decode(source[:1], lengths[:1], beam_size=3, max_len=1)
+    assert len(one.tokens) + one.ended == 1 and one.attention.shape[0] == 1

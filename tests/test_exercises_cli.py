@@ -100,6 +100,21 @@ def test_the_command_line_reports_a_learners_error_without_a_traceback(tmp_path)
     assert f"at {broken}, line " in run.stdout and "s = (grad * y).sum(axis=7)" in run.stdout
 
 
+def test_a_learners_sys_exit_is_a_failure_that_names_the_call(tmp_path):
+    (tmp_path / "exercises").mkdir()
+    quits = _solved(tmp_path / "exercises", "softmax", replace=("    s = (grad * y)", "    sys.exit(0)\n    s = (grad * y)"))
+    quits.write_text("import sys\n" + quits.read_text())
+    run = subprocess.run([sys.executable, "-m", "tinyattn.exercises", "check", "softmax"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr  # the old tree: exit 0, silent
+    assert "your backward called sys.exit(0)" in run.stdout and f"at {quits}, line " in run.stdout
+    assert "sys.exit(0)" in run.stdout.splitlines()[-1]
+    quits.write_text(quits.read_text().replace("import sys\n", "import sys\nsys.exit(0)\n", 1))
+    assert not check("softmax", quits).passed and "called sys.exit(0)" in check("softmax", quits).message
+    odd = _solved(tmp_path, "softmax", replace=("    s = (grad * y)", "    raise GeneratorExit('odd')\n    s = (grad * y)"))
+    assert "your backward raised GeneratorExit: odd" in check("softmax", odd).message
+
+
 def test_a_changed_forward_a_wrong_count_and_a_nan_are_each_named(tmp_path):
     changed = _solved(tmp_path, "softmax")
     changed.write_text(changed.read_text().replace("return y, (y,)", "return 2 * y, (y,)"))

@@ -68,3 +68,24 @@ def test_by_length_buckets():
     lengths = [len(r) for r in refs]
     got = by_length(exact_match, lengths, [(1, 5), (6, 10), (11, 20)], hyps, refs)
     assert got == {"1-5": 0.5, "6-10": 1.0}
+
+
+HYPS = ["the cat sat on a mat today", "a dog ran home fast"]
+REFS = ["the cat sat on the mat today", "the dog ran home fast"]
+
+
+def test_sentences_as_strings_are_split_into_words_as_sacrebleu_does():
+    sacrebleu = pytest.importorskip("sacrebleu")
+    theirs = sacrebleu.corpus_bleu(HYPS, [REFS], tokenize="none").score
+    assert corpus_bleu(HYPS, REFS) == pytest.approx(theirs, abs=1e-9)  # the old tree scored characters: 83.7
+    assert corpus_bleu(HYPS, REFS) == pytest.approx(corpus_bleu([h.split() for h in HYPS], [r.split() for r in REFS]))
+    assert token_accuracy(["a b c", "d e"], ["a x c", "d e"]) == pytest.approx(4 / 5)
+    assert exact_match(["a  b", "c"], ["a b", "d"]) == 0.5  # whitespace runs split as sacrebleu splits them
+
+
+def test_a_mix_of_strings_and_token_lists_or_one_bare_string_is_refused():
+    for metric in (corpus_bleu, exact_match, token_accuracy):
+        with pytest.raises(TypeError, match="same way"):
+            metric(HYPS, [r.split() for r in REFS])
+        with pytest.raises(TypeError, match="one string"):
+            metric(HYPS[0], REFS[0])

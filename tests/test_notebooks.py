@@ -43,3 +43,15 @@ def test_the_first_notebook_asks_for_the_softmax_backward_and_does_not_print_it(
     for formula in ["- sum", "d_ij", "delta_ij", "diag(y)", "np.outer", "y * (g", "x^T", "^T"]:
         assert formula not in text, f"{NOTEBOOKS[0].name} prints {formula!r}, which the exercises ask for"
     assert "python -m tinyattn.exercises" in text and "start softmax" in text
+
+
+def test_the_second_notebook_says_what_its_numbers_show_in_the_colours_of_ta_viz():
+    """The gap between two rows of dL/dscores is computed and printed, not typed (it was "a hundred
+    times" for a gap of 19); signed pictures use ta.viz.SIGNED_CMAP (positive red), as gradient_panels."""
+    cells = nbformat.read(NOTEBOOKS[1], as_version=4).cells
+    text = "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
+    assert "hundred" not in text and "times smaller" not in text
+    printed = "".join(out.get("text", "") for cell in cells if cell.cell_type == "code" for out in cell.outputs)
+    assert "row 2 is 19 times smaller than row 1" in printed
+    build = (pathlib.Path(__file__).parent.parent / "notebooks" / "build.py").read_text()
+    assert "RdBu" not in build and build.count("cmap=ta.viz.SIGNED_CMAP") == 2

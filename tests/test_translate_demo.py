@@ -55,6 +55,7 @@ def test_translate_prints_the_translation_and_its_attention(demo, trained, capsy
 
 @pytest.mark.parametrize("text, message", [
     ("big red cta", "unknown word 'cta' (nearest known: cat"),
+    ("big rde cta sees cta", "unknown words 'rde' (nearest known: red, "),  # the old tree named 'rde' only
     ("   ", "empty sentence"),
     (" ".join(["cat sees dog"] * 6), "18 words: the model was trained on sentences of at most 15"),
 ])
@@ -101,3 +102,26 @@ def test_the_default_run_on_the_hard_pair_writes_every_figure(demo, tmp_path):
             assert 0 <= row["exact"] <= 1 and 0 <= row["bleu"] <= 100
             assert (row["align"] is None) == (name == "none") and (row["align"] is None or 0 <= row["align"] <= 1)
     assert (tmp_path / "attention.png").stat().st_size > 5000
+
+
+def test_every_unknown_word_is_named_and_vocab_lists_the_known_ones(demo, trained, capsys):
+    out, _ = trained
+    with pytest.raises(SystemExit):
+        _translate(demo, out, "big rde cta sees cta")
+    err = capsys.readouterr().err
+    assert "'rde' (nearest known: red" in err and "'cta' (nearest known: cat" in err and err.count("'cta'") == 1
+    assert "--vocab lists the 23 words it knows" in err
+    assert demo["main"](["--pair", "quick", "--vocab"]) == 0
+    head, *rest = capsys.readouterr().out.splitlines()
+    assert head == "--pair quick: the 23 words --translate knows" and " ".join(rest).split()[:3] == ["big", "bird", "book"]
+
+
+def test_help_names_vocab_and_the_real_compare_report_and_a_beam_of_zero_is_a_usage_error(demo, capsys):
+    with pytest.raises(SystemExit) as stop:
+        demo["main"](["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert stop.value.code == 0 and "--vocab" in text and "translate_out/compare/" in text  # where compare_command writes
+    for flag in ("--beam", "--batch", "--hidden"):
+        with pytest.raises(SystemExit) as stop:
+            demo["main"]([flag, "0", "--translate", "cat"])
+        assert stop.value.code == 2 and f"argument {flag}: 0 is too small" in capsys.readouterr().err

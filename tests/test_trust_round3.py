@@ -5,6 +5,7 @@ import importlib.util
 import io
 import pathlib
 import re
+import sys
 import warnings
 
 import numpy as np
@@ -195,7 +196,7 @@ def _suggestions():
 def test_every_method_an_error_message_suggests_exists():
     suggestions = _suggestions()
     assert ("", "float") in suggestions and ("nn", "padding_mask") in suggestions  # the scan finds them
-    things = {"tensor": ta.ones(2), "module": nn.Linear(2, 2), "ta": ta, "nn": nn, "np": np}
+    things = {"tensor": ta.ones(2), "module": nn.Linear(2, 2), "ta": ta, "nn": nn, "np": np, "sys": sys}
     for receiver, name in suggestions:
         if receiver == "tinyattn":  # a module to run: python -m tinyattn.NAME
             assert importlib.util.find_spec(f"tinyattn.{name}"), f"an error message names tinyattn.{name}"

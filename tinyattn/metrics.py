@@ -1,7 +1,9 @@
 """How good a translation is: exact match, token accuracy, corpus BLEU, and where attention looked.
 
-Every function takes plain Python lists of tokens (words or ids), one hypothesis and one
-reference per sentence, and returns a number; `by_length` applies any of them per length bucket.
+The text metrics take one hypothesis and one reference per sentence, each either a list of tokens
+(words or ids) or a string, which is split on whitespace (sacrebleu's tokenize="none" on
+pre-tokenized text); both sides must be the same kind. Each returns a number; `by_length` applies
+any of them per length bucket.
 
     exact_match       fraction of sentences that are exactly the reference
     token_accuracy    fraction of reference positions holding the same token in the hypothesis
@@ -18,13 +20,13 @@ SPECIAL_TOKENS = ("<pad>", "<s>", "</s>")
 
 def exact_match(hypotheses, references):
     """Fraction of hypotheses equal to their reference, token for token."""
-    _same_count(hypotheses, references)
+    hypotheses, references = _token_lists(hypotheses, references, "exact_match")
     return sum(list(h) == list(r) for h, r in zip(hypotheses, references)) / max(len(references), 1)
 
 
 def token_accuracy(hypotheses, references):
     """Fraction of reference tokens matched at the same position (a missing token counts as wrong)."""
-    _same_count(hypotheses, references)
+    hypotheses, references = _token_lists(hypotheses, references, "token_accuracy")
     right = sum(a == b for h, r in zip(hypotheses, references) for a, b in zip(h, r))
     return right / max(sum(len(r) for r in references), 1)
 
@@ -45,9 +47,12 @@ def corpus_bleu(hypotheses, references, max_n=4, special_tokens=SPECIAL_TOKENS):
     c = total hypothesis length, r = total reference length,
         brevity penalty BP = 1 if c > r else exp(1 - r / c)     (short output cannot cheat precision)
         BLEU = 100 * BP * exp(mean over n of log p_n)           (0 when any p_n is 0: no smoothing)
-    Special tokens (<pad>, <s>, </s>) are removed first.
+    Special tokens (<pad>, <s>, </s>) are removed first. Sentences given as strings are split on
+    whitespace, so the score equals sacrebleu.corpus_bleu(hypotheses, [references],
+    tokenize="none") whenever every n-gram order has a match (sacrebleu's default "exp" smoothing
+    only changes the score when one has none; smooth_method="none" agrees always).
     """
-    _same_count(hypotheses, references)
+    hypotheses, references = _token_lists(hypotheses, references, "corpus_bleu")
     matches, totals = [0] * max_n, [0] * max_n
     hyp_length = ref_length = 0
     for hypothesis, reference in zip(hypotheses, references):
@@ -99,6 +104,23 @@ def by_length(metric, lengths, buckets, *columns):
         if keep:
             out[f"{lo}-{hi}"] = metric(*[[column[i] for i in keep] for column in columns])
     return out
+
+
+def _token_lists(hypotheses, references, metric):
+    """Both columns as lists of token lists: strings split on whitespace, token lists as given.
+    Iterating a string would score characters, so a bare string or a mix of kinds is refused."""
+    for name, column in (("hypotheses", hypotheses), ("references", references)):
+        if isinstance(column, str):
+            raise TypeError(f"{metric}: {name} is one string; pass a list with one sentence each, "
+                            f"e.g. [{column[:30]!r}]")
+    _same_count(hypotheses, references)
+    kinds = {isinstance(sentence, str) for column in (hypotheses, references) for sentence in column}
+    if len(kinds) > 1:
+        raise TypeError(f"{metric}: some sentences are strings and some token lists; give every "
+                        "hypothesis and reference the same way (strings are split on whitespace)")
+    if kinds == {True}:
+        return [h.split() for h in hypotheses], [r.split() for r in references]
+    return hypotheses, references
 
 
 def _same_count(a, b):

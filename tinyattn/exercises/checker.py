@@ -7,7 +7,8 @@ check(name, path) loads forward and backward from the learner's file, then judge
      (computed once per exercise: the learner's forward was just seen to give the same output);
   4. on a mismatch, names the input, the worst element and the error, and gives ONE hint
      (diagnose.py) found by comparing the learner's gradient with the true one, tinyattn's.
-A learner's exception is reported as its last line and where it happened, never a traceback.
+A learner's exception is reported as its last line and where it happened, never a traceback; so is
+a sys.exit() in their code (which would otherwise end the checker with its exit code); Ctrl-C stops.
 """
 import contextlib
 import functools
@@ -217,7 +218,12 @@ def _run(step, what, path, name):
             raise _Stop(f"{what} raised ModuleNotFoundError: {error}{_where(error, path)}") from None
         raise _Stop(f"{name} imports your {error.name}, which is not beside it in {os.path.dirname(path) or '.'} "
                     f"yet: python -m tinyattn.exercises start {error.name}") from None
-    except Exception as error:  # the learner's bug: report it plainly, without a traceback
+    except KeyboardInterrupt:  # Ctrl-C is the learner stopping the checker, not a wrong answer
+        raise
+    except SystemExit as error:  # sys.exit(0) must not pass for "right": the checker's exit code is the verdict
+        raise _Stop(f"{what} called sys.exit({error.code!r}) (or exit()), which would end the checker before "
+                    f"it judged anything: return the result instead{_where(error, path)}") from None
+    except BaseException as error:  # the learner's bug: report it plainly, without a traceback
         raise _Stop(f"{what} raised {type(error).__name__}: {error}{_where(error, path)}") from None
 
 

@@ -50,6 +50,17 @@ def _select(state, rows):
     return {name: value[rows] for name, value in state.items()}
 
 
+def _limits(source, max_len, beam_size=1):
+    """max_len (None: twice the source's length + 2), refusing a limit or beam that cannot decode.
+    0 is refused rather than taken for "no words": some APIs read 0 as "no limit", and a
+    hypothesis of no words with no attention to show is more likely a caller's slip than a wish."""
+    for name, value in (("max_len", max_len), ("beam_size", beam_size)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1):
+            raise ValueError(f"decoding: {name}={value!r}; give a whole number of at least 1"
+                             + (" (None: twice the source length + 2 words)" if name == "max_len" else ""))
+    return 2 * source.shape[1] + 2 if max_len is None else int(max_len)
+
+
 def _maybe(weights):
     return None if weights is None else np.asarray(getattr(weights, "data", weights))
 
@@ -60,7 +71,7 @@ def greedy(model, source, lengths, eos_id, max_len=None, alpha=0.6):
 
     -> a Hypothesis per sentence."""
     source, lengths = np.asarray(source), np.asarray(lengths)
-    B, max_len = source.shape[0], max_len or 2 * source.shape[1] + 2
+    B, max_len = source.shape[0], _limits(source, max_len)
     memory, state = model.begin(source, lengths)
     token = np.full(B, model.bos_id, np.int64)
     written, rows, log_p = [], [], np.zeros(B)
@@ -100,7 +111,7 @@ def beam_search(model, source, lengths, eos_id, beam_size=4, max_len=None, alpha
     -> a Hypothesis per sentence.
     """
     source, lengths = np.asarray(source), np.asarray(lengths)
-    B, k, max_len = source.shape[0], beam_size, max_len or 2 * source.shape[1] + 2
+    B, k, max_len = source.shape[0], beam_size, _limits(source, max_len, beam_size)
     rows = np.repeat(np.arange(B), k)                     # hypothesis row b * k + j belongs to sentence b
     memory, state = model.begin(source[rows], lengths[rows])
     token = np.full(B * k, model.bos_id, np.int64)

@@ -1,5 +1,5 @@
 """Pictures of what attention learned, and of the graph backward walks. matplotlib is imported
 only when a picture is drawn."""
 from .graph import draw_graph
-from .heatmaps import attention_heatmap, positional_encoding_picture
+from .heatmaps import SIGNED_CMAP, attention_heatmap, positional_encoding_picture
 from .learning import attention_over_time, gradient_panels

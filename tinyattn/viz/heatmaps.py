@@ -10,6 +10,12 @@ def _pyplot():
     return plt
 
 
+# Signed values (gradients, encodings) in every picture and notebook: positive red, negative blue,
+# 0 white; draw with vmin=-top, vmax=top so that white is 0
+SIGNED_CMAP = "RdBu_r"
+MAX_INCHES = 12.0  # the largest side of a heatmap figure: a 50-word sentence still fits a screen
+
+
 def _array(weights):
     return np.asarray(getattr(weights, "data", weights), dtype=np.float64)
 
@@ -20,7 +26,8 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, path=None, title=No
 
     x_labels name the keys (columns, what is attended to), y_labels the queries (rows);
     xlabel / ylabel name the two axes. vmax: the weight drawn brightest, one for every panel
-    (so one colour means one weight everywhere); by default each panel's own largest.
+    (so one colour means one weight everywhere); by default each panel's own largest. The figure
+    grows with the weights up to MAX_INCHES a side; past that the cells shrink.
     Saves a PNG to `path` if given (and closes the figure); returns the figure.
     """
     weights = _array(weights)
@@ -35,9 +42,12 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, path=None, title=No
     plt = _pyplot()
     columns = min(heads, 4)
     rows = -(-heads // columns)
-    cell = 0.45
+    # cells of 0.45 inch, smaller where that would pass MAX_INCHES: the figure is laid out at the
+    # size it is saved at (shrinking it after tight_layout would slide the title over the top row)
+    cell = min(0.45, (MAX_INCHES / columns - 2.0) / Tk, (MAX_INCHES / rows - 1.6) / Tq)
     fig, axes = plt.subplots(rows, columns, squeeze=False,
                              figsize=(max(5.0, columns * (Tk * cell + 2.0)), max(3.0, rows * (Tq * cell + 1.6))))
+    labels_size = min(10.0, 40 * cell)  # points: a label no taller than its cell (0.45 inch: matplotlib's 10)
     for h, ax in enumerate(axes.flat):
         if h >= heads:
             ax.axis("off")
@@ -48,8 +58,9 @@ def attention_heatmap(weights, x_labels=None, y_labels=None, path=None, title=No
             for (i, j), w in np.ndenumerate(weights[h]):
                 ax.text(j, i, f"{w:.2f}", ha="center", va="center", fontsize=8,
                         color="black" if w > 0.6 * top else "white")
-        ax.set_xticks(range(Tk), x_labels if x_labels is not None else range(Tk), rotation=60, ha="right")
-        ax.set_yticks(range(Tq), y_labels if y_labels is not None else range(Tq))
+        ax.set_xticks(range(Tk), x_labels if x_labels is not None else range(Tk), rotation=60, ha="right",
+                      fontsize=labels_size)
+        ax.set_yticks(range(Tq), y_labels if y_labels is not None else range(Tq), fontsize=labels_size)
         ax.set_xlabel(xlabel)
         if h % columns == 0:
             ax.set_ylabel(ylabel)
@@ -67,7 +78,7 @@ def positional_encoding_picture(table, path=None, title="sinusoidal positional e
     table = _array(table)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 4))
-    image = ax.imshow(table, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
+    image = ax.imshow(table, cmap=SIGNED_CMAP, vmin=-1, vmax=1, aspect="auto")
     ax.set_xlabel("dimension (even: sin, odd: cos)")
     ax.set_ylabel("position")
     ax.set_title(title)

@@ -3,23 +3,28 @@ import textwrap
 
 import numpy as np
 
-from .heatmaps import _array, _finish, _pyplot
+from .heatmaps import SIGNED_CMAP, _array, _finish, _pyplot
+
+PANEL_KEYS = ("array", "title", "caption")
+PANEL_OPTIONS = ("x_labels", "y_labels", "signed")
 
 
 def gradient_panels(panels, path=None, title=None):
     """Heatmaps side by side, each with a line of text under it saying what it shows.
 
-    panels: a list of dicts with "array" (rows, cols), "title", "caption", and optionally
-    "x_labels", "y_labels" and "signed" (True for a gradient: a red/blue scale centred on 0,
-    so the sign of each entry shows; False for weights in [0, 1]).
+    panels: a list (or tuple) of panels, each a dict with "array" (rows, cols), "title",
+    "caption", and optionally "x_labels", "y_labels" and "signed" (True for a gradient: the
+    SIGNED_CMAP scale centred on 0, positive red, so the sign of each entry shows; False for
+    weights in [0, 1]); or a tuple (array, title, caption[, options dict]).
     """
+    panels = [_panel(panel, i) for i, panel in enumerate(_panel_list(panels))]
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.6), squeeze=False)
     for ax, panel in zip(axes[0], panels):
-        values = _array(panel["array"])
+        values = panel["array"]
         if panel.get("signed"):
             top = max(1e-12, np.abs(values).max())
-            image = ax.imshow(values, cmap="RdBu_r", vmin=-top, vmax=top)
+            image = ax.imshow(values, cmap=SIGNED_CMAP, vmin=-top, vmax=top)
         else:
             image = ax.imshow(values, cmap="viridis", vmin=0, vmax=max(1e-12, values.max()))
         if values.size <= 36:  # small enough to print each entry in its cell
@@ -38,6 +43,36 @@ def gradient_panels(panels, path=None, title=None):
         fig.suptitle(title, fontsize=11)
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return _finish(plt, fig, path)
+
+
+def _panel_list(panels):
+    if isinstance(panels, dict) or not isinstance(panels, (list, tuple)) or not panels:
+        raise TypeError(f"gradient_panels: panels must be a non-empty list of panels, got {type(panels).__name__}"
+                        f"{'' if panels else ' (empty)'}; a single panel goes in a list: [panel]")
+    return panels
+
+
+def _panel(panel, index):
+    """One panel as a dict with its 2-D float array, from a dict or a tuple (array, title, caption[, options])."""
+    where = f"gradient_panels: panel {index}"
+    if isinstance(panel, (tuple, list)):
+        if len(panel) not in (3, 4) or (len(panel) == 4 and not isinstance(panel[3], dict)):
+            raise TypeError(f"{where} is a {type(panel).__name__} of {len(panel)}; give (array, title, caption) "
+                            f"or (array, title, caption, {{options}}), or a dict with keys {', '.join(PANEL_KEYS)}")
+        panel = {**dict(zip(PANEL_KEYS, panel[:3])), **(panel[3] if len(panel) == 4 else {})}
+    if not isinstance(panel, dict):
+        raise TypeError(f"{where} is a {type(panel).__name__}; give a dict with keys {', '.join(PANEL_KEYS)} "
+                        "or a tuple (array, title, caption)")
+    missing = [k for k in PANEL_KEYS if k not in panel]
+    unknown = [k for k in panel if k not in PANEL_KEYS + PANEL_OPTIONS]
+    if missing or unknown:
+        raise ValueError(f"{where}: " + "; ".join(
+            [f"missing {', '.join(missing)}"] * bool(missing) + [f"unknown {', '.join(map(str, unknown))}"] * bool(unknown))
+            + f" (keys: {', '.join(PANEL_KEYS)}; optional: {', '.join(PANEL_OPTIONS)})")
+    values = _array(panel["array"])
+    if values.ndim != 2:
+        raise ValueError(f"{where}: array has shape {values.shape}; give a 2-D (rows, cols) array")
+    return {**panel, "array": values}
 
 
 def attention_over_time(frames, steps, x_labels, y_labels, grad_norms, path=None, gif_path=None,
