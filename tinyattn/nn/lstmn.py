@@ -22,6 +22,7 @@ from .linear import Linear
 from .module import Module
 from .masks import lengths_mask
 from .recurrent import _step_masks
+from .sizes import check_sizes
 
 
 class LSTMN(Module):
@@ -33,6 +34,7 @@ class LSTMN(Module):
     """
 
     def __init__(self, input_size, hidden_size):
+        check_sizes("LSTMN", input_size=input_size, hidden_size=hidden_size)
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
         self.W_h = Linear(hidden_size, hidden_size, bias=False)  # the tape's hidden states

@@ -20,6 +20,7 @@ from .functional import dropout
 from .linear import LinearFunction
 from .masks import lengths_mask
 from .module import Module, Parameter
+from .sizes import check_sizes
 from .fused.gru_sequence import GRUSequence
 from .fused.lstm_sequence import LSTMSequence
 from .fused.recurrent_steps import GRUStep, LSTMStep, RNNStep
@@ -133,6 +134,7 @@ class _Cell(Module):
 
     def __init__(self, input_size, hidden_size, bias=True, **rule_options):
         _check_bias(type(self).__name__, bias)
+        check_sizes(type(self).__name__, input_size=input_size, hidden_size=hidden_size)
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
         self.rule = RULES[self.kind](hidden_size, **rule_options)
@@ -212,6 +214,7 @@ class _Layer(Module):
                  bidirectional=False, **rule_options):
         name = type(self).__name__
         _check_bias(name, bias)
+        check_sizes(name, input_size=input_size, hidden_size=hidden_size)
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
             raise ValueError(f"{name}: num_layers must be a whole number >= 1, got {num_layers!r} "
                              "(as in PyTorch, the third argument is num_layers: pass bidirectional=True by name)")
