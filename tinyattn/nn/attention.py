@@ -194,8 +194,11 @@ class AttentionPooling(Module):
         self.v = Linear(hidden_size, 1, bias=False)
 
     def forward(self, x, mask=None):
-        """x (B, T, I), mask (B, T) True = real token (lengths_mask) -> (pooled (B, I), weights (B, T))."""
+        """x (B, T, I), mask (B, T) or (B, 1, T) (nn.padding_mask) True = real token
+        -> (pooled (B, I), weights (B, T))."""
         scores = self.v(self.project(x).tanh()).reshape(x.shape[:2])
+        if mask is not None and np.shape(mask) == (x.shape[0], 1, x.shape[1]):
+            mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)[:, 0]  # one query per sequence
         mask = attention_mask(mask, scores.shape, "AttentionPooling")
         weights = scores.softmax(-1, mask=mask)
         pooled = (weights.unsqueeze(1) @ x).reshape(x.shape[0], x.shape[2])
