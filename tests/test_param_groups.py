@@ -158,3 +158,15 @@ def test_a_state_dict_from_before_parameter_groups_still_loads():
     assert opt.lr == pytest.approx(0.025)
     with pytest.raises(TypeError, match="Adam.load_state_dict: expected the dict"):
         opt.load_state_dict(None)
+    with pytest.raises(TypeError, match="StepLR.load_state_dict: expected the dict"):
+        schedule.load_state_dict(None)
+
+
+def test_linear_warmup_scales_each_group_from_its_own_rate():
+    a, b = nn.Parameter(np.zeros(1)), nn.Parameter(np.zeros(1))
+    opt = ta.optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.4}], lr=0.2)
+    warm = ta.optim.LinearWarmup(opt, warmup_steps=2)
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 0.2]
+    warm.step()
+    assert [g["lr"] for g in opt.param_groups] == [0.2, 0.4]
+    assert [g["initial_lr"] for g in opt.param_groups] == [0.2, 0.4]

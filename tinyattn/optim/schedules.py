@@ -27,6 +27,9 @@ class _Schedule:
 
     def load_state_dict(self, state):
         """Restore from state_dict(); one saved before parameter groups ({"count", "base_lr"}) loads too."""
+        if not isinstance(state, dict) or "count" not in state:
+            raise TypeError(f"{type(self).__name__}.load_state_dict: expected the dict a schedule's state_dict() "
+                            f"returns, got {type(state).__name__}")
         groups = len(self.optimizer.param_groups)
         base_lrs = state["base_lrs"] if "base_lrs" in state else [state["base_lr"]] * groups
         if len(base_lrs) != groups:
