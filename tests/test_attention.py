@@ -134,9 +134,10 @@ def test_composed_sdpa_reference_gradchecks_with_a_mask(rng):
     assert ta.gradcheck(lambda q, k, v: F.scaled_dot_product_attention_reference(q, k, v, mask=mask), (q, k, v))
 
 
-def test_attention_without_a_batch_axis_is_a_clear_error():
-    with pytest.raises(ta.ShapeError, match="add a batch axis"):
-        F.scaled_dot_product_attention(ta.ones(3, 4), ta.ones(5, 4), ta.ones(5, 4), mask=np.ones((3, 5), bool))
+def test_attention_on_a_single_vector_is_a_clear_error():
+    """(Tq, d) without a batch axis is PyTorch's and works (test_trust_round4); one vector is not attention."""
+    with pytest.raises(ta.ShapeError, match=r"need at least 2 dims each"):
+        F.scaled_dot_product_attention(ta.ones(4), ta.ones(5, 4), ta.ones(5, 4))
     pool = nn.AttentionPooling(4, 3)
     with pytest.raises(ta.ShapeError, match=r"AttentionPooling: mask \(2, 4\) does not broadcast .* \(2, 5\)"):
         pool(ta.ones(2, 5, 4), mask=np.ones((2, 4), bool))

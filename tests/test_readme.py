@@ -45,7 +45,7 @@ def test_readme_python_examples_run_and_print_what_they_say(tmp_path, monkeypatc
     saved = ta.load(tmp_path / "checkpoint.npz")
     for name, value in namespace["encoder"].state_dict().items():
         np.testing.assert_array_equal(saved["encoder"][name], value)
-    assert saved["opt"]["hyper"]["lr"] == 1e-3
+    assert saved["opt"]["param_groups"][0]["lr"] == 1e-3
     assert (tmp_path / "weights.png").stat().st_size > 5000
 
 

@@ -159,8 +159,8 @@ def test_bad_creation_arguments_name_the_call(call, message):
 
 
 # --- the inverted mask ------------------------------------------------------------------------------
-def test_a_mask_that_leaves_a_query_nothing_warns_once_naming_the_convention(monkeypatch, rng):
-    monkeypatch.setattr(masks_module, "_warned_about_empty_rows", False)
+def test_a_mask_that_leaves_a_query_nothing_warns_naming_the_convention(monkeypatch, rng):
+    monkeypatch.setattr(masks_module, "_warned_sites", set())
     ta.manual_seed(0)
     mha = nn.MultiheadAttention(4, 2)
     x = ta.randn(1, 3, 4)
@@ -168,10 +168,8 @@ def test_a_mask_that_leaves_a_query_nothing_warns_once_naming_the_convention(mon
     with pytest.warns(UserWarning, match=r"MultiheadAttention: the mask leaves some query .*True where attention may NOT go"):
         mha(x, x, x, attn_mask=inverted)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # once per process: the second call is quiet
-        mha(x, x, x, attn_mask=inverted)
+        warnings.simplefilter("error")  # a mask that leaves every query some key is quiet
         mha(x, x, x, attn_mask=~inverted)
-    monkeypatch.setattr(masks_module, "_warned_about_empty_rows", False)
     with pytest.warns(UserWarning, match=r"scaled_dot_product_attention: .*True where a query may attend"):
         F.scaled_dot_product_attention(x, x, x, mask=np.triu(np.ones((3, 3), bool), 1))
 

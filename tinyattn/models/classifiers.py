@@ -16,7 +16,7 @@ import numpy as np
 from ..nn.attention import AttentionPooling, PositionalEncoding
 from ..nn.linear import Embedding, Linear
 from ..nn.lstmn import LSTMN
-from ..nn.masks import lengths_mask
+from ..nn.masks import real_positions
 from ..nn.module import Module
 from ..nn.recurrent import LSTM
 from ..nn.transformer import TransformerEncoder, TransformerEncoderLayer
@@ -79,7 +79,7 @@ class SequenceClassifier(Module):
             return self.encoder(x, lengths=lengths)
         if self.project is not None:
             x = self.project(x)
-        padding = ~lengths_mask(lengths, tokens.shape[1])  # PyTorch's key_padding_mask: True = padding
+        padding = ~real_positions(lengths, tokens.shape[1])  # PyTorch's key_padding_mask: True = padding
         if self.positional is not None:
             x = self.positional(x)
         return self.encoder(x, src_key_padding_mask=padding, is_causal=self.causal), None
@@ -89,5 +89,5 @@ class SequenceClassifier(Module):
         states, _ = self.encode(tokens, lengths)
         if self.readout == "last":
             return self.out(states[np.arange(len(lengths)), lengths - 1]), None
-        summary, weights = self.pooling(states, mask=lengths_mask(lengths, tokens.shape[1]))
+        summary, weights = self.pooling(states, mask=real_positions(lengths, tokens.shape[1]))
         return self.out(summary), weights

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..nn.attention import PositionalEncoding
 from ..nn.linear import Embedding, Linear
-from ..nn.masks import lengths_mask
+from ..nn.masks import real_positions
 from ..nn.module import Module
 from ..nn.transformer import TransformerEncoder, TransformerEncoderLayer
 
@@ -33,7 +33,7 @@ class PointerEncoder(Module):
         self.pointer = Linear(d_model, d_model, bias=False)
 
     def forward(self, tokens, lengths, query_positions):
-        real = lengths_mask(lengths, tokens.shape[1])                 # (B, T) True on real words
+        real = real_positions(lengths, tokens.shape[1])                 # (B, T) True on real words
         h = self.encoder(self.positional(self.embedding(tokens)), src_key_padding_mask=~real)
         query = h[np.arange(tokens.shape[0]), np.asarray(query_positions)]                 # (B, d)
         scores = (h @ self.pointer(query).unsqueeze(-1)).reshape(tokens.shape)          # (B, T)

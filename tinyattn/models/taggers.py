@@ -11,7 +11,7 @@ sentence permutes the outputs and nothing else, so two copies of one word always
 from ..nn.attention import PositionalEncoding
 from ..nn.layers import ReLU
 from ..nn.linear import Embedding, Linear
-from ..nn.masks import lengths_mask
+from ..nn.masks import real_positions
 from ..nn.module import Module, Sequential
 from ..nn.multihead import MultiheadAttention
 
@@ -51,6 +51,6 @@ class AttentionTagger(Module):
         x = self.embedding(tokens)
         if self.positional is not None:
             x = self.positional(x)
-        padding = ~lengths_mask(lengths, tokens.shape[1])  # PyTorch's key_padding_mask: True = padding
+        padding = ~real_positions(lengths, tokens.shape[1])  # PyTorch's key_padding_mask: True = padding
         context, _ = self.attention(x, x, x, key_padding_mask=padding, need_weights=False)
         return self.head(x + context)  # the residual keeps the word itself beside what it read

@@ -17,7 +17,7 @@ import numpy as np
 from ..autograd.ops_nn import cross_entropy
 from ..nn.attention import PositionalEncoding
 from ..nn.linear import Embedding, Linear
-from ..nn.masks import causal_mask, lengths_mask
+from ..nn.masks import causal_mask, real_positions
 from ..nn.multihead import keep_attention_weights
 from ..nn.transformer_model import Transformer
 from .translator import Translator
@@ -41,7 +41,7 @@ class TransformerSeq2Seq(Translator):
 
     def encode(self, source, lengths):
         """(memory (B, S, d), padding (B, S) True at the padding, PyTorch's polarity)."""
-        padding = ~lengths_mask(lengths, source.shape[1])
+        padding = ~real_positions(lengths, source.shape[1])
         x = self.positions(self.source_embedding(source))
         return self.transformer.encoder(x, src_key_padding_mask=padding), padding
 

@@ -26,6 +26,7 @@ from .linear import Embedding, Linear
 from .module import Module, Parameter
 from .masks import attention_mask
 from .sdpa import attention_scale, scaled_dot_product_attention
+from .sizes import check_sizes
 
 SCORES = ("dot", "scaled_dot", "cosine", "general", "additive")
 
@@ -54,6 +55,8 @@ class Attention(Module):
     keyword_hints = MASK_HINTS
 
     def __init__(self, query_size, key_size, score="scaled_dot", hidden_size=None, cosine_scale=5.0):
+        check_sizes("Attention", query_size=query_size, key_size=key_size,
+                    **({} if hidden_size is None else {"hidden_size": hidden_size}))
         super().__init__()
         score = "additive" if score == "concat" else score
         if score not in SCORES:
@@ -129,8 +132,10 @@ class SelfAttention(Module):
     keyword_hints = MASK_HINTS
 
     def __init__(self, embed_dim, key_dim=None, value_dim=None, bias=True, scale=True):
+        key_dim = embed_dim if key_dim is None else key_dim
+        value_dim = embed_dim if value_dim is None else value_dim
+        check_sizes("SelfAttention", embed_dim=embed_dim, key_dim=key_dim, value_dim=value_dim)
         super().__init__()
-        key_dim, value_dim = key_dim or embed_dim, value_dim or embed_dim
         self.embed_dim, self.key_dim, self.value_dim, self.use_scale = embed_dim, key_dim, value_dim, scale
         self.W_q = Linear(embed_dim, key_dim, bias)
         self.W_k = Linear(embed_dim, key_dim, bias)
@@ -159,6 +164,7 @@ class PositionalEncoding(Module):
     """Adds where each token is to what it is: x (B, T, E) + PE[:T] (sinusoidal, or learned)."""
 
     def __init__(self, embed_dim, max_len=512, learned=False):
+        check_sizes("PositionalEncoding", embed_dim=embed_dim, max_len=max_len)
         super().__init__()
         self.embed_dim, self.max_len, self.learned = embed_dim, max_len, learned
         if learned:
@@ -182,13 +188,17 @@ class AttentionPooling(Module):
     """One vector from a sequence: weights = softmax(v^T tanh(W x_t + b)), pooled = sum_t weights_t x_t."""
 
     def __init__(self, input_size, hidden_size):
+        check_sizes("AttentionPooling", input_size=input_size, hidden_size=hidden_size)
         super().__init__()
         self.project = Linear(input_size, hidden_size)
         self.v = Linear(hidden_size, 1, bias=False)
 
     def forward(self, x, mask=None):
-        """x (B, T, I), mask (B, T) True = real token (lengths_mask) -> (pooled (B, I), weights (B, T))."""
+        """x (B, T, I), mask (B, T) or (B, 1, T) (nn.padding_mask) True = real token
+        -> (pooled (B, I), weights (B, T))."""
         scores = self.v(self.project(x).tanh()).reshape(x.shape[:2])
+        if mask is not None and np.shape(mask) == (x.shape[0], 1, x.shape[1]):
+            mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)[:, 0]  # one query per sequence
         mask = attention_mask(mask, scores.shape, "AttentionPooling")
         weights = scores.softmax(-1, mask=mask)
         pooled = (weights.unsqueeze(1) @ x).reshape(x.shape[0], x.shape[2])

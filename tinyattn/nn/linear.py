@@ -8,6 +8,7 @@ from ..autograd.errors import ShapeError, require_float
 from ..autograd.function import Function
 from ..ops.arrays import matmul, scatter_rows, sum_over
 from .module import Module, Parameter
+from .sizes import check_sizes
 
 
 def _uniform(bound, *shape):
@@ -53,9 +54,10 @@ class Linear(Module):
     """y = x W^T + b, W of shape (out, in); PyTorch's init: W and b ~ U(-1/sqrt(in), 1/sqrt(in))."""
 
     def __init__(self, in_features, out_features, bias=True):
+        check_sizes("Linear", in_features=in_features, out_features=out_features)
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        bound = 1 / math.sqrt(in_features) if in_features else 0.0
+        bound = 1 / math.sqrt(in_features)
         self.weight = Parameter(_uniform(bound, out_features, in_features))
         self.bias = Parameter(_uniform(bound, out_features)) if bias else None
 
@@ -94,8 +96,7 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        if num_embeddings <= 0 or embedding_dim <= 0:
-            raise ValueError(f"Embedding({num_embeddings}, {embedding_dim}): both sizes must be positive")
+        check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
             raise ValueError(f"Embedding: padding_idx {padding_idx} is not a row of the table; it must lie in "
                              f"[{-num_embeddings}, {num_embeddings - 1}] (num_embeddings = {num_embeddings})")
@@ -166,7 +167,8 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True):
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+        check_sizes("LayerNorm", **{f"normalized_shape[{i}]": n for i, n in enumerate(shape)})
         self.normalized_shape, self.eps = shape, eps
         self.weight = Parameter(np.ones(shape, np.float32)) if elementwise_affine else None
         self.bias = Parameter(np.zeros(shape, np.float32)) if elementwise_affine and bias else None

@@ -20,8 +20,9 @@ from ..autograd.ops_shape import cat, stack, unbind
 from ..autograd.tensor import wrap
 from .linear import Linear
 from .module import Module
-from .masks import lengths_mask
+from .masks import real_positions
 from .recurrent import _step_masks
+from .sizes import check_sizes
 
 
 class LSTMN(Module):
@@ -33,6 +34,7 @@ class LSTMN(Module):
     """
 
     def __init__(self, input_size, hidden_size):
+        check_sizes("LSTMN", input_size=input_size, hidden_size=hidden_size)
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
         self.W_h = Linear(hidden_size, hidden_size, bias=False)  # the tape's hidden states
@@ -73,7 +75,7 @@ class LSTMN(Module):
         out, attention = stack(outputs, axis=1), stack(rows, axis=1)
         if lengths is not None:
             lengths, _ = _step_masks(lengths, B, T, "LSTMN")  # the same checks as the RNN layers
-            real = lengths_mask(lengths, T)[..., None].astype(x.dtype)  # (B, T, 1)
+            real = real_positions(lengths, T)[..., None].astype(x.dtype)  # (B, T, 1)
             out, attention = out * wrap(real), attention * wrap(real)
         return out, attention
 

@@ -9,6 +9,8 @@ numpy's (and PyTorch's) rules, right-aligned:
 A mask that does not broadcast is an error naming both shapes: no shape is ever guessed (a
 (T, T) mask is never read as (batch, keys), even when the batch size happens to equal T).
 """
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -26,8 +28,9 @@ def causal_mask(T):
     return np.tril(np.ones((T, T), bool))
 
 
-def lengths_mask(lengths, T):
-    """bool (B, T), True at positions t < lengths[b]: the one place lengths become a mask."""
+def real_positions(lengths, T):
+    """bool (B, T), True at positions t < lengths[b]: the one place lengths become a mask (the
+    recurrent layers' steps, pooling, and ~real_positions as PyTorch's key_padding_mask)."""
     return np.arange(T)[None, :] < np.asarray(lengths)[:, None]
 
 
@@ -38,24 +41,37 @@ def padding_mask(lengths, T):
         raise ShapeError(f"padding_mask: lengths must be a 1-D array of integers, got {lengths.dtype} {lengths.shape}")
     if lengths.size and (lengths.min() < 0 or lengths.max() > T):
         raise ValueError(f"padding_mask: lengths must lie in [0, {T}], got {lengths.min()}..{lengths.max()}")
-    return lengths_mask(lengths, T)[:, None, :]
+    return real_positions(lengths, T)[:, None, :]
+
+
+def lengths_mask(lengths, T):
+    """bool (B, 1, T), padding_mask's other name. Never (B, T): attention reads a 2-D mask as
+    (queries, keys), so a (B, T) mask would silently mean something else whenever B == T."""
+    return padding_mask(lengths, T)
 
 
 def warn_if_a_query_sees_nothing(allowed, op, convention):
-    """Warn (once per process) when a bool mask leaves some query no key to attend to: its weights
-    come out all zero, and the usual cause is a mask of the other polarity. `allowed` is True where
-    attention may go; `convention` names the polarity the caller's own mask was given in."""
-    global _warned_about_empty_rows
-    if _warned_about_empty_rows or allowed.size == 0 or allowed.all():
+    """Warn when a bool mask leaves some query no key to attend to: its weights come out all zero,
+    and the usual cause is a mask of the other polarity. `allowed` is True where attention may go;
+    `convention` names the polarity the caller's own mask was given in. The warning points at the
+    caller's line (the first frame outside tinyattn), once per such line: a second mistake
+    elsewhere gets its own word, a training loop repeating one line gets one."""
+    if allowed.size == 0 or allowed.all() or np.any(allowed, axis=-1).all():
         return
-    if not np.any(allowed, axis=-1).all():
-        _warned_about_empty_rows = True
-        warnings.warn(f"{op}: the mask leaves some query with no key to attend to, so its weights are all zero. "
-                      f"Here {convention}; a mask of the opposite polarity is the usual cause (invert it with ~mask). "
-                      "This warning is shown once per process.", UserWarning, stacklevel=3)
+    frame, stacklevel = sys._getframe(), 1  # stacklevel 1: this function, the caller of warnings.warn
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, stacklevel = frame.f_back, stacklevel + 1
+    site = (frame.f_code.co_filename, frame.f_lineno)
+    if site in _warned_sites:
+        return
+    _warned_sites.add(site)
+    warnings.warn(f"{op}: the mask leaves some query with no key to attend to, so its weights are all zero. "
+                  f"Here {convention}; a mask of the opposite polarity is the usual cause (invert it with ~mask). "
+                  "This warning is shown once per line that calls with such a mask.", UserWarning, stacklevel=stacklevel)
 
 
-_warned_about_empty_rows = False
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../tinyattn/
+_warned_sites = set()  # (file, line) of each call already warned about
 
 
 def attention_mask(mask, scores_shape, op="attention", convention="the mask is True where a query may attend"):

@@ -5,6 +5,7 @@ Assigning a Parameter or a Module to an attribute registers it, so `parameters()
 names ("encoder.rnn.weight_ih_l0") that match PyTorch's for the same model.
 """
 from collections import OrderedDict
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -39,14 +40,14 @@ class Module:
             raise AttributeError(
                 f"{type(self).__name__}: call super().__init__() before assigning {name!r}"
             )
+        kind = self._parameters if isinstance(value, Parameter) else self._modules if isinstance(value, Module) else None
         for registry in (self._parameters, self._modules):
-            registry.pop(name, None)
-        if name in self._buffers:
-            self._buffers.remove(name)
-        if isinstance(value, Parameter):
-            self._parameters[name] = value
-        elif isinstance(value, Module):
-            self._modules[name] = value
+            if registry is not kind:
+                registry.pop(name, None)
+        if kind is not None:
+            kind[name] = value  # a name already there keeps its place in parameters() and state_dict(), as PyTorch
+        if name in self._buffers and (kind is not None or not isinstance(value, np.ndarray)):
+            self._buffers.remove(name)  # an array put in a buffer's place stays that buffer
         object.__setattr__(self, name, value)
 
     @property
@@ -61,7 +62,8 @@ class Module:
     def register_buffer(self, name, array):
         """An array that belongs to the module's state (saved, loaded) but is not trained."""
         self.__setattr__(name, array)
-        self._buffers.append(name)
+        if name not in self._buffers:
+            self._buffers.append(name)
 
     # PyTorch spellings this module does not take, with what to write instead (see Attention).
     keyword_hints = {}
@@ -179,6 +181,9 @@ class Module:
         one error. Parameters keep their identity, so an optimiser holding them stays valid. A
         tied parameter loads from any one of its names.
         """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"load_state_dict into {type(self).__name__}: expected a dict of name -> array "
+                            f"(what state_dict() returns, or ta.load(path)), got {type(state_dict).__name__}")
         own = dict(self._all_named_parameters())
         buffers = {}
         for module_name, module in self.named_modules():

@@ -22,6 +22,7 @@ from .masks import causal_mask
 from .module import Module, Parameter
 from .positions import SCHEMES, alibi_bias, rotary
 from .sdpa import attend
+from .sizes import check_sizes
 
 
 class AttentionTensors(NamedTuple):
@@ -64,7 +65,9 @@ class MultiheadAttention(Module):
         if positions not in (None, *SCHEMES):
             raise ValueError(f"MultiheadAttention: positions must be None, 'alibi' or 'rope', got {positions!r}")
         self.positions = positions
-        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
+        check_sizes("MultiheadAttention", embed_dim=embed_dim, num_heads=num_heads,
+                    **{name: size for name, size in (("kdim", kdim), ("vdim", vdim)) if size is not None})
+        if embed_dim % num_heads:
             raise ValueError(f"MultiheadAttention: embed_dim {embed_dim} must be a positive multiple of "
                              f"num_heads {num_heads} (each head gets embed_dim // num_heads features)")
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads

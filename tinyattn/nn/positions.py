@@ -22,6 +22,7 @@ import numpy as np
 from ..autograd.errors import ShapeError
 from ..autograd.ops_shape import stack
 from ..autograd.tensor import wrap
+from .sizes import check_sizes
 
 SCHEMES = ("alibi", "rope")
 
@@ -30,6 +31,8 @@ def alibi_slopes(num_heads):
     """The paper's slope per head: m_h = 2^(-8 (h+1) / H) for h = 0 .. H-1 when H is a power of 2
     (8 heads: 1/2, 1/4, ..., 1/256). Otherwise, as the paper's code: the slopes for the power of
     2 just below H, then every other slope of the next power of 2 until there are H."""
+    check_sizes("alibi_slopes", num_heads=num_heads)
+
     def geometric(n):
         return [2 ** (-8 * (h + 1) / n) for h in range(n)]
 
@@ -49,8 +52,7 @@ def alibi_bias(num_heads, Tq, Tk):
     way, so ALiBi itself says how far a key is but not on which side (the heads tell left from
     right only through what the words are, or a causal mask).
     """
-    if num_heads <= 0:
-        raise ValueError(f"alibi_bias: num_heads must be positive, got {num_heads}")
+    check_sizes("alibi_bias", num_heads=num_heads)
     distance = np.abs(np.arange(Tq)[:, None] - np.arange(Tk)[None, :])
     return -alibi_slopes(num_heads)[:, None, None] * distance
 

@@ -18,8 +18,9 @@ from ..autograd.ops_shape import cat, stack, unbind, where
 from ..autograd.tensor import Tensor, wrap
 from .functional import dropout
 from .linear import LinearFunction
-from .masks import lengths_mask
+from .masks import real_positions
 from .module import Module, Parameter
+from .sizes import check_sizes
 from .fused.gru_sequence import GRUSequence
 from .fused.lstm_sequence import LSTMSequence
 from .fused.recurrent_steps import GRUStep, LSTMStep, RNNStep
@@ -133,6 +134,7 @@ class _Cell(Module):
 
     def __init__(self, input_size, hidden_size, bias=True, **rule_options):
         _check_bias(type(self).__name__, bias)
+        check_sizes(type(self).__name__, input_size=input_size, hidden_size=hidden_size)
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
         self.rule = RULES[self.kind](hidden_size, **rule_options)
@@ -212,6 +214,7 @@ class _Layer(Module):
                  bidirectional=False, **rule_options):
         name = type(self).__name__
         _check_bias(name, bias)
+        check_sizes(name, input_size=input_size, hidden_size=hidden_size)
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
             raise ValueError(f"{name}: num_layers must be a whole number >= 1, got {num_layers!r} "
                              "(as in PyTorch, the third argument is num_layers: pass bidirectional=True by name)")
@@ -274,7 +277,7 @@ class _Layer(Module):
             finals.append(state)
         out = outputs[0] if len(outputs) == 1 else cat(outputs, axis=2)
         if keeps is not None and not whole_sequence:  # the steps repeat the last state past each length
-            out = out * wrap(lengths_mask(lengths, x.shape[1])[..., None].astype(out.dtype))
+            out = out * wrap(real_positions(lengths, x.shape[1])[..., None].astype(out.dtype))
         return out, finals
 
     def _steps(self, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
@@ -360,5 +363,5 @@ def _step_masks(lengths, B, T, name):
         raise ShapeError(f"{name}: lengths must be {B} integers (one per sequence), got {lengths.shape} {lengths.dtype}")
     if lengths.min() < 1 or lengths.max() > T:
         raise ValueError(f"{name}: lengths must lie in [1, {T}], got {lengths.min()}..{lengths.max()}")
-    keeps = lengths_mask(lengths, T)
+    keeps = real_positions(lengths, T)
     return lengths, [keeps[:, t, None] for t in range(T)]

@@ -36,20 +36,27 @@ def attention_scale(d_k):
 
 
 def _check_qkv(q, k, v):
+    """The scores' shape, batch dims broadcast as PyTorch's (q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv))."""
     require_float("attention", q=q.data, k=k.data, v=v.data)
-    if not (q.ndim == k.ndim == v.ndim) or q.ndim < 3:
-        raise ShapeError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} need one number of dims, at least 3 "
-                         "(batch, [heads,] time, size): add a batch axis with q[None]")
+    if min(q.ndim, k.ndim, v.ndim) < 2:
+        raise ShapeError(f"attention: q {q.shape}, k {k.shape}, v {v.shape} need at least 2 dims each "
+                         "([batch, heads,] time, size)")
     if q.shape[-1] != k.shape[-1]:
         raise ShapeError(f"attention: query size {q.shape[-1]} and key size {k.shape[-1]} differ (q {q.shape}, k {k.shape})")
     if k.shape[-2] != v.shape[-2]:
         raise ShapeError(f"attention: {k.shape[-2]} keys but {v.shape[-2]} values (k {k.shape}, v {v.shape})")
-    if q.shape[:-2] != k.shape[:-2] or k.shape[:-2] != v.shape[:-2]:
-        raise ShapeError(f"attention: batch dims differ: q {q.shape}, k {k.shape}, v {v.shape}")
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ShapeError(f"attention: the batch dims of q {q.shape}, k {k.shape}, v {v.shape} do not broadcast "
+                         "(each must be equal or 1, as PyTorch)") from None
+    return batch + (q.shape[-2], k.shape[-2])
 
 
 def _check_bias(bias, scores_shape, dtype, op):
-    """A float array or Tensor that broadcasts to the scores, or None; arrays take q's dtype."""
+    """A float array or Tensor that broadcasts to the scores, or None. A constant (an array, or a
+    Tensor with no gradient, like Transformer.generate_square_subsequent_mask's) takes the scores'
+    dtype; a Tensor that trains must already have it (casting it would cut its gradient off)."""
     if bias is None:
         return None
     if not isinstance(bias, Tensor):
@@ -60,6 +67,11 @@ def _check_bias(bias, scores_shape, dtype, op):
     if not broadcasts_to(bias.shape, scores_shape):
         raise ShapeError(f"{op}: bias {bias.shape} does not broadcast to the scores (batch, [heads,] queries, keys) "
                          f"= {scores_shape}")
+    if isinstance(bias, Tensor) and bias.dtype != dtype:
+        if bias.requires_grad:
+            raise TypeError(f"{op}: the float mask is a {bias.dtype} Tensor that requires grad, the scores are "
+                            f"{np.dtype(dtype)}; convert the mask (or the model) so the dtypes agree")
+        bias = bias.data
     return bias if isinstance(bias, Tensor) else bias.astype(dtype, copy=False)
 
 
@@ -67,8 +79,8 @@ def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_caus
                                  mask=None, bias=None):
     """(output, weights): softmax(q k^T * scale + bias) v, scale = 1/sqrt(d_k) by default.
 
-    q (B, [H,] Tq, d), k (B, [H,] Tk, d), v (B, [H,] Tk, dv) -> output (B, [H,] Tq, dv), weights
-    (B, [H,] Tq, Tk). PyTorch's arguments mean what they mean there: attn_mask bool (True = may
+    q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv) -> output (..., Tq, dv), weights (..., Tq, Tk),
+    with any number of batch dims (none: q (Tq, d)), broadcast as PyTorch's. PyTorch's arguments mean what they mean there: attn_mask bool (True = may
     attend) or float (added to the scores; a Tensor that requires grad trains), is_causal (query i
     sees keys <= i), dropout_p (always applied: pass 0 outside training), scale. tinyattn's own
     mask= (bool, True = may attend) and bias= (float, added) may be given instead or as well.
@@ -92,12 +104,11 @@ def attend(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, 
     """scaled_dot_product_attention's arguments -> Attended(output, weights, scores): the fused
     node, or the composed graph when the switch is off (`ta.fused(False)`). caller: (the name
     errors and the empty-row warning give, the polarity of the masks that caller takes)."""
-    _check_qkv(q, k, v)
+    scores_shape = _check_qkv(q, k, v)
     scale = attention_scale(q.shape[-1]) if scale is None else float(scale)
-    scores_shape = q.shape[:-1] + (k.shape[-2],)
     mask, bias = _merge_masks(attn_mask, is_causal, mask, bias, scores_shape)
     mask = attention_mask(mask, scores_shape, *caller)
-    bias = _check_bias(bias, scores_shape, q.dtype, "scaled_dot_product_attention")
+    bias = _check_bias(bias, scores_shape, q.dtype, caller[0])
     keep = dropout_mask(scores_shape, dropout_p, q.dtype) if dropout_p else None
     if is_fused():
         return Attended(*ScaledDotProductAttention.apply(q, k, v, mask, scale, bias, keep), None)

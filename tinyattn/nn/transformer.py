@@ -21,6 +21,7 @@ from .layers import Dropout
 from .linear import LayerNorm, Linear
 from .module import Module, ModuleList
 from .multihead import MultiheadAttention
+from .sizes import check_sizes
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
 
@@ -66,6 +67,7 @@ class TransformerEncoderLayer(_LayerParts, Module):
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=True, norm_first=False, bias=True, positions=None):
+        check_sizes(type(self).__name__, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
         Module.__init__(self)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             positions=positions)
@@ -97,6 +99,7 @@ class TransformerDecoderLayer(_LayerParts, Module):
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=True, norm_first=False, bias=True, positions=None):
+        check_sizes(type(self).__name__, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
         Module.__init__(self)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             positions=positions)

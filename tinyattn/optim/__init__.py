@@ -1,3 +1,5 @@
 """Optimisers and learning-rate schedules."""
-from .optimizer import SGD, Adam, AdamW, Optimizer
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
 from .schedules import LinearWarmup, StepLR
+from .sgd import SGD

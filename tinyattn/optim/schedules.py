@@ -1,39 +1,58 @@
-"""Learning-rate schedules: call .step() once per epoch (StepLR) or per update (warmup)."""
+"""Learning-rate schedules: call .step() once per epoch (StepLR) or per update (warmup).
+
+As PyTorch's LRScheduler, a schedule scales each parameter group's own starting rate: it stores
+it as group["initial_lr"] (kept if already there) and sets group["lr"] = initial_lr * factor(count).
+"""
 
 
 class _Schedule:
     def __init__(self, optimizer):
         self.optimizer = optimizer
-        self.base_lr = optimizer.lr
+        for group in optimizer.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.count = 0
-        optimizer.lr = self.lr_at(0)
+        self._apply()
+
+    def _apply(self):
+        for group, base_lr in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = base_lr * self.factor(self.count)
 
     def step(self):
         self.count += 1
-        self.optimizer.lr = self.lr_at(self.count)
+        self._apply()
 
     def state_dict(self):
-        return {"count": self.count, "base_lr": self.base_lr}
+        return {"count": self.count, "base_lrs": list(self.base_lrs)}
 
     def load_state_dict(self, state):
-        self.count, self.base_lr = int(state["count"]), float(state["base_lr"])
-        self.optimizer.lr = self.lr_at(self.count)
+        """Restore from state_dict(); one saved before parameter groups ({"count", "base_lr"}) loads too."""
+        if not isinstance(state, dict) or "count" not in state:
+            raise TypeError(f"{type(self).__name__}.load_state_dict: expected the dict a schedule's state_dict() "
+                            f"returns, got {type(state).__name__}")
+        groups = len(self.optimizer.param_groups)
+        base_lrs = state["base_lrs"] if "base_lrs" in state else [state["base_lr"]] * groups
+        if len(base_lrs) != groups:
+            raise ValueError(f"{type(self).__name__}.load_state_dict: the state has {len(base_lrs)} learning rates, "
+                             f"the optimiser {groups} parameter groups")
+        self.count, self.base_lrs = int(state["count"]), [float(lr) for lr in base_lrs]
+        self._apply()
 
 
 class StepLR(_Schedule):
-    """lr = base_lr * gamma ** (count // step_size): decay by gamma every step_size steps."""
+    """lr = initial_lr * gamma ** (count // step_size): decay by gamma every step_size steps."""
 
     def __init__(self, optimizer, step_size, gamma=0.1):
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer)
 
-    def lr_at(self, count):
-        """The learning rate after `count` steps: base_lr * gamma ** (count // step_size)."""
-        return self.base_lr * self.gamma ** (count // self.step_size)
+    def factor(self, count):
+        """The learning rate after `count` steps, over the initial one: gamma ** (count // step_size)."""
+        return self.gamma ** (count // self.step_size)
 
 
 class LinearWarmup(_Schedule):
-    """lr rises linearly from base_lr / warmup_steps to base_lr over warmup_steps, then stays."""
+    """lr rises linearly from initial_lr / warmup_steps to initial_lr over warmup_steps, then stays."""
 
     def __init__(self, optimizer, warmup_steps):
         if warmup_steps < 1:
@@ -41,6 +60,6 @@ class LinearWarmup(_Schedule):
         self.warmup_steps = warmup_steps
         super().__init__(optimizer)
 
-    def lr_at(self, count):
-        """The learning rate after `count` steps: base_lr * min(1, (count + 1) / warmup_steps)."""
-        return self.base_lr * min(1.0, (count + 1) / self.warmup_steps)
+    def factor(self, count):
+        """The learning rate after `count` steps, over the initial one: min(1, (count + 1) / warmup_steps)."""
+        return min(1.0, (count + 1) / self.warmup_steps)

@@ -52,7 +52,9 @@ class ScaledDotProductAttention(Function):
         d_v = matmul(dropped.swapaxes(-1, -2), g_out)
         d_scores = softmax_backward(weights, d_weights)
         scale = dtype(ctx.scale)
-        d_q = matmul(d_scores, k) * scale
-        d_k = matmul(d_scores.swapaxes(-1, -2), q) * scale
+        # a batch dim that q, k or v broadcast along sums its gradient back (as in any broadcast)
+        d_q = unbroadcast(matmul(d_scores, k) * scale, q.shape)
+        d_k = unbroadcast(matmul(d_scores.swapaxes(-1, -2), q) * scale, k.shape)
+        d_v = unbroadcast(d_v, v.shape)
         d_bias = unbroadcast(d_scores, ctx.bias_shape) if ctx.needs_input_grad[5] else None
         return d_q, d_k, d_v, None, None, d_bias, None
