@@ -31,8 +31,10 @@ and draw, over training, the two losses and each head's two scores:
 
 The phase-change step is the first evaluation at which the repeated half's loss is below half
 of ln V. The pictures (in --out-dir): phase_change.png (the two losses), head_scores.png (both
-scores, one line per head), previous_token_head.png and induction_head.png (the two heads'
-attention on one sequence), gradient_before_weights.png (at four steps around the phase change,
+scores, one line per head), heads.png (every head's attention on one sequence: the
+previous-token head's diagonal just below the main one, the induction head's diagonal shifted
+by the length of a half; the layer-0 heads look back only up to the last position a key is ever
+needed at in training, 1 + the longest half), gradient_before_weights.png (at four steps around the phase change,
 the induction head's attention beside minus the gradient of the repeated half's loss with
 respect to its scores: where gradient descent pushes the scores, visible before the weights
 follow). Last, we knock the previous-token head out of layer 1's keys, queries or values only.
@@ -233,27 +235,39 @@ def plot_gradient(watch, head, picks, path):
             ax.tick_params(labelsize=7)
     axes[0, 0].set_ylabel("query position", fontsize=8)
     axes[1, 0].set_ylabel("query position", fontsize=8)
-    fig.suptitle(f"induction head (layer 1 head {head}), averaged over the evaluation sequences: the gradient "
-                 "(bottom; red: raise this score) points at the shifted diagonal before the attention (top) is there",
-                 fontsize=9)
+    fig.suptitle(f"induction head (layer 1 head {head}), averaged over the evaluation sequences:\nminus the gradient "
+                 "(bottom; red: descent raises this score) points at the shifted diagonal before the attention (top) "
+                 "is there", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
 @ta.no_grad()
-def draw_heads(model, tokens, layers, previous, induction, out_dir):
-    """The two heads' attention on one sequence, tokens as labels: previous_token_head.png, induction_head.png."""
+def draw_heads(model, tokens, layers, scores, roles, path):
+    """Every head's attention on one sequence, one panel per (layer, head), tokens as labels."""
+    import matplotlib.pyplot as plt
+
     model(tokens[:1])
     labels = ["BOS"] + [str(t) for t in tokens[0, 1:]]
-    paths = []
-    for name, (layer, head), what in (("previous_token_head", previous, "attends to the token before"),
-                                      ("induction_head", induction, "attends to the token after this one's earlier occurrence")):
-        paths.append(os.path.join(out_dir, f"{name}.png"))
-        ta.viz.attention_heatmap(layers[f"layers.{layer}"].last_weights[0, head], x_labels=labels, y_labels=labels,
-                                 path=paths[-1], vmax=1.0, title=f"layer {layer} head {head}: {what}",
-                                 xlabel="key (attended to)", ylabel="query (current token)")
-    return paths
+    heads = list(scores)
+    columns = len(heads) // 2
+    fig, axes = plt.subplots(2, columns, figsize=(5.2 * columns, 10.4), squeeze=False)
+    for ax, head in zip(axes.flat, heads):
+        layer, h = int(head[0]), int(head[2:])
+        ax.imshow(layers[f"layers.{layer}"].last_weights[0, h], cmap="viridis", vmin=0, vmax=1)
+        ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=5)
+        ax.set_yticks(range(len(labels)), labels, fontsize=5)
+        s = scores[head]
+        ax.set_title(f"layer {layer} head {h}{roles.get(head, '')}\nprevious-token {s['previous_token']:.2f}, "
+                     f"prefix-matching {s['prefix_matching']:.2f}", fontsize=9)
+        ax.set_xlabel("key (attended to)", fontsize=8)
+        ax.set_ylabel("query (current token)", fontsize=8)
+    fig.suptitle(f"every head on one sequence (BOS, {len(labels) // 2} tokens, the same again); brightest = weight 1",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def main(argv=None):
@@ -319,14 +333,16 @@ def main(argv=None):
     print("  Gradient descent raises the scores where the push is positive: it points at the shifted diagonal "
           "while the\n  attention is still spread out, and the weights follow.")
 
-    tokens = test.batch(1, L)
-    pictures += draw_heads(model, tokens, watch.layers, (0, int(previous[2:])), (1, head), args.out_dir)
+    pictures.append(os.path.join(args.out_dir, "heads.png"))
+    draw_heads(model, test.batch(1, L), watch.layers, final,
+               {previous: ": the previous-token head", induction: ": the induction head"}, pictures[-1])
     knocked = knockouts(model, watch.tokens, L, int(previous[2:]))
     print(f"\nrepeated half's loss {watch.repeated[-1]:.3f}; with the previous-token head {previous} taken out of what "
           "layer 1 reads as")
     print("  " + ",  ".join(f"{where}: {loss:.3f}" for where, loss in knocked.items()))
-    print("  Only the keys need it: the induction head finds its place through keys the previous-token head wrote "
-          "(K-composition).")
+    most = max(("keys", "queries", "values"), key=knocked.get)
+    print(f"  Layer 1 needs it most in its {most}" + (": the induction head finds where to look through keys the "
+          "previous-token head wrote (K-composition)." if most == "keys" else "."))
 
     results = {"steps": args.steps, "train_seconds": seconds, "eval_steps": watch.steps,
                "loss_first_half": watch.first, "loss_repeated_half": watch.repeated, "phase_change_step": phase,
@@ -352,7 +368,8 @@ def report(watch, vocab, phase, previous, induction):
         mark = "  <- phase change (repeated half below ln V / 2)" if step == phase else ""
         print(f"{step:6d} {first:11.3f} {repeated:9.3f}   {max(s['previous_token'] for s in scores.values()):.2f} / "
               f"{max(s['prefix_matching'] for s in scores.values()):.2f}{mark}")
-    print(f"\nln V = {math.log(vocab):.3f}: the first half stays near it (nothing to learn there); "
+    print(f"\nln V = {math.log(vocab):.3f}: the first half stays near it, nothing to learn there (it rises a little "
+          "while the heads form:\nthey copy in the first half too, where nothing repeats); "
           + (f"the repeated half fell below ln V / 2 at step {phase}." if phase is not None
              else "the repeated half never fell below ln V / 2 (train longer: --steps)."))
     print("final scores (previous-token / prefix-matching) per head:")
