@@ -168,3 +168,16 @@ def test_index_assignment_works_under_no_grad_and_is_refused_in_the_graph():
     plain = ta.zeros(4)
     plain[np.array([0, 2])] = 1.0  # nothing needs a gradient: allowed as in PyTorch
     assert np.array_equal(plain.data, [1, 0, 1, 0])
+
+
+@pytest.mark.parametrize("make", [lambda ps: ta.optim.SGD(ps, lr=0.1), lambda ps: ta.optim.Adam(ps, lr=0.1)])
+def test_an_optimiser_step_counts_as_an_in_place_change(make):
+    """As PyTorch: backward through a graph built before opt.step() would use the moved weights."""
+    w = nn.Parameter(np.array([1.0, 2.0]))
+    opt = make([w])
+    loss = (w * w).sum()
+    loss.backward(retain_graph=True)
+    opt.step()
+    assert w._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()

@@ -9,6 +9,7 @@ constructor's arguments fill what a group leaves out). The update rules live in 
 import numpy as np
 
 from ..autograd.tensor import Tensor
+from ..autograd.versions import bump
 from ..nn.module import Parameter
 
 
@@ -91,6 +92,7 @@ class Optimizer:
                 state = next(states)
                 if p.grad is not None:
                     self._update(p, p.grad, state, group)
+                    bump(p)  # an in-place change, as PyTorch counts it: a graph built before it can tell
 
     def _update(self, param, grad, state, group):
         raise NotImplementedError
