@@ -51,6 +51,8 @@ class AttentiveGRUDecoder(Function):
     the first n_t only, as nn.GRU does (gru_sequence.py). Equals the step loop of
     Decoder.teacher_forced_logits (models/seq2seq.py), which also leaves zeros past each length."""
 
+    used_inside = (0, 1)  # each state makes the next, each context the state after it
+
     @staticmethod
     def forward(ctx, embedded, state, projected_keys, values, W, v, weight_ih, weight_hh, bias_ih, bias_hh, mask,
                 lengths):
