@@ -136,14 +136,8 @@ class Function:
                                 returns one array or a tuple of arrays
         backward(ctx, *grads)   one gradient per output; returns one per input (None for inputs
                                 that are not Tensors or need none)
-
-    used_inside: the indices of outputs that the op also uses itself (a fused node's attention
-    weights, which make its output; each state of a sequence, which makes the next). The walk
-    hands such an output only the gradient its later uses send, and backward adds the inner
-    part, so retain_grad refuses them (hooks.py) rather than show a partial gradient.
     """
-
-    used_inside = ()
+    used_inside = ()  # outputs the op also uses itself (a fused node's weights): retain_grad refuses them
 
     @staticmethod
     def forward(ctx, *args):

@@ -91,9 +91,7 @@ class Decoder(Module):
         steps as in `step`, but the output layer, which feeds nothing back, runs once on all of them.
 
         lengths (B,): how many steps each sentence needs. The fused decoder skips the rest, so on
-        both paths the state and the context are zeros after each sentence's last needed step, and
-        the logits there are those of out([0; 0; embedded]): the same numbers with the switch on or
-        off, and nothing a loss that ignores those steps reads."""
+        both paths state and context are zeros past each length (logits out([0; 0; embedded]))."""
         if is_fused() and self.attention_kind and self.attention.score == "additive":
             attention, cell = self.attention, self.cell
             states, contexts = AttentiveGRUDecoder.apply(
