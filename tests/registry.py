@@ -4,7 +4,9 @@ A case is (Function, name, fn, make_inputs): make_inputs(rng) returns the float6
 (requires_grad=True) that fn(*inputs) differentiates. Samples cover broadcasting,
 non-contiguous inputs and edge values, kept away from kinks (relu at 0) and ties (max).
 test_gradcheck_registry.py checks them all, and fails if a Function has no case here:
-a new op is not done until it is listed below.
+a new op is not done until it is listed below. A Function none of whose samples has a
+non-contiguous input is also checked on its first case with every input laid out
+non-contiguously (NON_CONTIGUOUS_CASES, at the end), and the test fails if one still has none.
 """
 import numpy as np
 
@@ -246,3 +248,40 @@ case(ls.LSTMSequence, "lengths, backward in time",
 case(ls.LSTMSequence, "no lengths, forward in time, no bias, non-contiguous input",
      lambda gi, h0, c0, w: ls.LSTMSequence.apply(gi, h0, c0, w, None, None, False),
      inputs(transposed(3, 4, 8), normal(3, 2), strided(3, 2), normal(8, 2)))
+
+
+# --- non-contiguous samples -------------------------------------------------------------------
+def non_contiguous(tensor):
+    """The same values in every other place of an array twice as wide: a non-contiguous leaf
+    (a tensor of one element or none stays as it is: numpy calls every such array contiguous)."""
+    a = tensor.data
+    if a.size <= 1:
+        return tensor
+    wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+    wide[..., ::2] = a
+    return leaf(wide[..., ::2])
+
+
+def has_non_contiguous_input(inputs):
+    return any(not t.data.flags.c_contiguous for t in inputs)
+
+
+def _relaid(make_inputs):
+    return lambda rng: tuple(non_contiguous(t) for t in make_inputs(rng))
+
+
+def _non_contiguous_cases():
+    """For each Function none of whose samples above has a non-contiguous input: its first case
+    again, every input laid out non-contiguously (the kernels once wrote such layouts wrong)."""
+    rng, covered, derived = np.random.default_rng(0), set(), []
+    for function, _, _, make_inputs in CASES:
+        if has_non_contiguous_input(make_inputs(rng)):
+            covered.add(function)
+    for function, name, fn, make_inputs in CASES:
+        if function not in covered:
+            covered.add(function)
+            derived.append((function, f"{name}, every input non-contiguous", fn, _relaid(make_inputs)))
+    return derived
+
+
+NON_CONTIGUOUS_CASES = _non_contiguous_cases()

@@ -40,3 +40,21 @@ def test_the_fused_decoder_gradients_check_against_finite_differences():
     decoder = model.decoder
     params = [decoder.attention.W.weight, decoder.attention.v.weight, decoder.cell.weight_ih, decoder.cell.weight_hh]
     assert ta.gradcheck(lambda *_: model.loss(source, lengths, target), params)
+
+
+def test_both_paths_give_equal_logits_on_every_step_padded_ones_included():
+    ta.manual_seed(0)
+    data = ToyTranslation(max_phrases=3, seed=1)
+    model = Seq2Seq(len(data.source_vocab), len(data.target_vocab), **TOKEN_IDS, embed_dim=8, hidden_size=6).double()
+    source, lengths, target = data.batch(7)
+    decoder = model.decoder
+    needed = np.array([(row != TOKEN_IDS["pad_id"]).sum() for row in target[:, 1:]])
+    assert needed.min() < target.shape[1] - 1  # some rows have padded steps
+    logits = []
+    for fused in (True, False):
+        with ta.fused(fused), ta.no_grad():
+            encoder_states, state = model.encoder(source, lengths)
+            mask = ta.nn.padding_mask(lengths, source.shape[1])
+            logits.append(decoder.teacher_forced_logits(decoder.embedding(target[:, :-1]), state,
+                                                        decoder.keys(encoder_states), encoder_states, mask, needed).data)
+    np.testing.assert_allclose(logits[0], logits[1], rtol=1e-10, atol=1e-10)

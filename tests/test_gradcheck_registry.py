@@ -12,12 +12,13 @@ import tinyattn
 import tinyattn as ta
 from tinyattn.autograd import Function
 
-from .registry import CASES, leaf
+from .registry import CASES, NON_CONTIGUOUS_CASES, has_non_contiguous_input, leaf
 
-IDS = [f"{fn.__name__}: {name}" for fn, name, _, _ in CASES]
+SAMPLES = CASES + NON_CONTIGUOUS_CASES
+IDS = [f"{fn.__name__}: {name}" for fn, name, _, _ in SAMPLES]
 
 
-@pytest.mark.parametrize("function, name, fn, make_inputs", CASES, ids=IDS)
+@pytest.mark.parametrize("function, name, fn, make_inputs", SAMPLES, ids=IDS)
 def test_function_gradchecks(function, name, fn, make_inputs):
     inputs = make_inputs(np.random.default_rng(7))
     # The sample must really go through the Function it is listed under.
@@ -55,6 +56,13 @@ def test_every_function_has_a_registry_case():
     listed = {fn for fn, *_ in CASES}
     missing = sorted(f"{f.__module__}.{f.__name__}" for f in _all_functions() - listed)
     assert not missing, f"Functions without a gradcheck case in tests/registry.py: {missing}"
+
+
+def test_every_function_has_a_non_contiguous_sample():
+    rng = np.random.default_rng(0)
+    covered = {fn for fn, _, _, make_inputs in SAMPLES if has_non_contiguous_input(make_inputs(rng))}
+    missing = sorted(f"{f.__module__}.{f.__name__}" for f in _all_functions() - covered)
+    assert not missing, f"Functions without a non-contiguous sample in tests/registry.py: {missing}"
 
 
 @given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),

@@ -90,6 +90,7 @@ class Function:
         backward(ctx, *grads)   one gradient per output; returns one per input (None for inputs
                                 that are not Tensors or need none)
     """
+    used_inside = ()  # outputs the op also uses itself (a fused node's weights): retain_grad refuses them
 
     @staticmethod
     def forward(ctx, *args):

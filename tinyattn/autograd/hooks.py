@@ -56,6 +56,10 @@ def retain_grad(tensor):
     _check_requires_grad(tensor, "retain_grad", "a gradient")
     if tensor._ctx is None:
         return  # a leaf keeps its gradient in .grad anyway
+    if tensor._out_index in tensor._ctx.fn.used_inside:
+        raise RuntimeError(f"retain_grad: output {tensor._out_index} of {tensor._ctx.fn.__name__}, a fused node that uses it "
+                           "inside, would show only the gradient from outside (zeros if nothing else uses it); build "
+                           "the graph under `with ta.fused(False):`, where retain_grad shows the whole gradient.")
     # A weak reference: the graph node must not keep the tensor alive (nor make a cycle).
     _hooks_dict(tensor)[_RETAIN] = _Retain(weakref.ref(tensor))
 

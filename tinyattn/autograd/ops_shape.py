@@ -9,6 +9,7 @@ from .axes import axes
 from .broadcast import unbroadcast
 from .errors import ShapeError
 from .function import Function
+from .promotion import one_dtype
 
 
 class Reshape(Function):
@@ -58,33 +59,6 @@ def _numpy_index(index):
     if advanced:
         index = tuple(np.asarray(part) if isinstance(part, list) else part for part in index)
     return index, advanced
-
-
-def integers_first(index):
-    """PyTorch's order for an index mixing integers and arrays: (the integers, the rest), or None.
-
-    PyTorch picks with the integers first and then with the arrays; numpy counts an integer beside
-    an array as one more array, and when a slice stands between them moves the picked axis to the
-    front: for t of shape (B, T, D), t[0, :, idx] is (T, len(idx)) in PyTorch, (len(idx), T) in
-    numpy. Split this way, numpy gives PyTorch's answer."""
-    if not isinstance(index, tuple):
-        return None
-    is_int = [isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)) for p in index]
-    if not any(is_int) or not any(isinstance(p, (np.ndarray, list)) for p in index):
-        return None
-    integers, rest = [], []
-    for part, integer in zip(index, is_int):
-        if integer:
-            integers.append(part)
-        elif part is Ellipsis:
-            integers.append(part)
-            rest.append(part)
-        elif part is None:
-            rest.append(part)  # a new axis: it takes none of the integers' axes
-        else:  # a slice or an array, kept for the second pick; a bool array spans ndim axes
-            integers.extend([slice(None)] * (np.ndim(part) if np.asarray(part).dtype == bool else 1))
-            rest.append(part)
-    return tuple(integers), tuple(rest)
 
 
 class GetItem(Function):
@@ -230,7 +204,7 @@ class MaskedFill(Function):
 def cat(tensors, axis=0, *, dim=None):
     """Join tensors along an existing axis (PyTorch's dim= works too)."""
     axis = axis if dim is None else dim
-    tensors = _one_dtype("cat", tensors)
+    tensors = one_dtype("cat", tensors)
     for position, tensor in enumerate(tensors):
         if tensor.ndim == 0:
             raise ShapeError(f"cat: zero-dimensional tensor (at position {position}) cannot be concatenated; "
@@ -241,28 +215,8 @@ def cat(tensors, axis=0, *, dim=None):
 def stack(tensors, axis=0, *, dim=None):
     """Stack tensors of one shape along a new axis (PyTorch's dim= works too)."""
     axis = axis if dim is None else dim
-    tensors = _one_dtype("stack", tensors)
+    tensors = one_dtype("stack", tensors)
     return Stack.apply(_axis(axis, (tensors[0].ndim if tensors else 0) + 1, "stack"), *tensors)
-
-
-def _one_dtype(op, tensors):
-    """The tensors, integer and bool ones converted to the float dtype among them (PyTorch's
-    promotion: float32 with int64 is float32). Two float dtypes are left for apply to refuse."""
-    from .tensor import Tensor, wrap
-
-    tensors = list(tensors)
-    for position, tensor in enumerate(tensors):
-        if not isinstance(tensor, Tensor):
-            raise TypeError(f"{op}: expected a sequence of Tensors, got {type(tensor).__name__} at position "
-                            f"{position} (make it one with ta.tensor(...))")
-    floats = [t.dtype for t in tensors if t.dtype.kind == "f"]
-    if floats:
-        return [t if t.dtype.kind == "f" else wrap(t.data.astype(floats[0])) for t in tensors]
-    kinds = {t.dtype for t in tensors}
-    if len(kinds) > 1:  # integers and bools: numpy's promotion is PyTorch's here (bool + int64 -> int64)
-        common = np.result_type(*kinds)
-        return [wrap(t.data.astype(common, copy=False)) for t in tensors]
-    return tensors
 
 
 def unbind(tensor, axis=0, *, dim=None):

@@ -3,6 +3,7 @@
     to_array(data, dtype)   what a new tensor holds: float lists -> float32, int lists -> int64,
                             an ndarray keeps its dtype
     pair(a, b)              both operands of a binary op as Tensors of one dtype
+    one_dtype(op, tensors)  the tensors ta.cat / ta.stack join, in one dtype
 """
 import numpy as np
 
@@ -80,3 +81,21 @@ def _number_like(number, tensor_):
     else:
         dtype = np.result_type(dtype, number)
     return wrap(np.asarray(number, dtype=dtype))
+
+
+def one_dtype(op, tensors):
+    """The tensors, integer and bool ones converted to the float dtype among them (PyTorch's
+    promotion: float32 with int64 is float32). Two float dtypes are left for apply to refuse."""
+    tensors = list(tensors)
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"{op}: expected a sequence of Tensors, got {type(tensor).__name__} at position "
+                            f"{position} (make it one with ta.tensor(...))")
+    floats = [t.dtype for t in tensors if t.dtype.kind == "f"]
+    if floats:
+        return [t if t.dtype.kind == "f" else wrap(t.data.astype(floats[0])) for t in tensors]
+    kinds = {t.dtype for t in tensors}
+    if len(kinds) > 1:  # integers and bools: numpy's promotion is PyTorch's here (bool + int64 -> int64)
+        common = np.result_type(*kinds)
+        return [wrap(t.data.astype(common, copy=False)) for t in tensors]
+    return tensors

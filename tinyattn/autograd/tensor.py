@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 from .errors import require_float
+from .index_order import integers_first
 from .inplace import InPlaceOps
 from .tensor_conveniences import TensorConveniences
 from . import versions as _versions
@@ -192,7 +193,7 @@ class Tensor(TensorConveniences, InPlaceOps):
 
     def __getitem__(self, index):
         index = _raw_index(index)
-        two_steps = _shape.integers_first(index)  # t[0, :, idx] in PyTorch's order, not numpy's
+        two_steps = integers_first(index)  # t[0, :, idx] in PyTorch's order, not numpy's
         if two_steps is not None:
             return self[two_steps[0]][two_steps[1]]
         return _versions.share_with_view(_shape.GetItem.apply(self, index), self)

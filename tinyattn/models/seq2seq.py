@@ -13,12 +13,13 @@ pass through the encoder's final state), which is the baseline the translation d
 import numpy as np
 
 from ..autograd.ops_shape import cat, stack, unbind
+from ..autograd.tensor import wrap
 from ..autograd.ops_nn import cross_entropy
 from ..nn.attention import Attention
 from ..nn.fused.attentive_decoder import AttentiveGRUDecoder
 from ..nn.fused.switch import is_fused
 from ..nn.linear import Embedding, Linear
-from ..nn.masks import attention_mask, padding_mask
+from ..nn.masks import attention_mask, padding_mask, real_positions
 from ..nn.module import Module
 from ..nn.recurrent import GRU, GRUCell
 from .translator import Translator
@@ -89,8 +90,8 @@ class Decoder(Module):
         """Logits (B, T, V) for every step of embedded (B, T, E) (the true previous words): the
         steps as in `step`, but the output layer, which feeds nothing back, runs once on all of them.
 
-        lengths (B,): how many steps each sentence needs; the fused decoder skips the rest (a
-        loss that ignores them gets the same value and gradients; their logits mean nothing)."""
+        lengths (B,): how many steps each sentence needs. The fused decoder skips the rest, so on
+        both paths state and context are zeros past each length (logits out([0; 0; embedded]))."""
         if is_fused() and self.attention_kind and self.attention.score == "additive":
             attention, cell = self.attention, self.cell
             states, contexts = AttentiveGRUDecoder.apply(
@@ -107,8 +108,11 @@ class Decoder(Module):
                 contexts.append(context)
                 state = self.cell(cat([word, context], axis=-1), state)
             states.append(state)
-        features = [stack(states, axis=1)] + ([stack(contexts, axis=1)] if contexts else []) + [embedded]
-        return self.out(cat(features, axis=-1))
+        features = [stack(states, axis=1)] + ([stack(contexts, axis=1)] if contexts else [])
+        if lengths is not None:  # zeros past each length, as the fused node leaves them
+            running = wrap(real_positions(lengths, embedded.shape[1])[..., None].astype(embedded.dtype))
+            features = [f * running for f in features]
+        return self.out(cat(features + [embedded], axis=-1))
 
 
 class Seq2Seq(Translator):

@@ -18,7 +18,7 @@ from .backend import kernel_takes
 
 def _outer_product(a, b):
     """BLAS wins every product but an inner size of 1 (an outer product per batch entry)."""
-    return a.shape[-1] == 1 and b.shape[-2] == 1
+    return a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1
 
 
 def _broadcast(a, b):

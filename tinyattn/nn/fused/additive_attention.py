@@ -21,6 +21,8 @@ class AdditiveAttention(Function):
     dL/dq = dwq W,  dL/dW = dwq^T q,  dL/dU k = duk,  dL/dv = dv,  dL/dvalues = dvalues.
     Equals nn/additive_attention.py's additive_attention_composed, argument for argument."""
 
+    used_inside = (1,)  # the weights make the context
+
     @staticmethod
     def forward(ctx, query, W, projected_keys, v, values, mask):
         B, Tq, Dq = query.shape

@@ -49,7 +49,9 @@ class AttentiveGRUDecoder(Function):
     lengths: how many steps each sentence needs (None: all T). The steps after are not computed
     (their states and contexts are zeros): the rows are sorted longest first and step t works on
     the first n_t only, as nn.GRU does (gru_sequence.py). Equals the step loop of
-    Decoder.teacher_forced_logits (models/seq2seq.py) on the steps each sentence needs."""
+    Decoder.teacher_forced_logits (models/seq2seq.py), which also leaves zeros past each length."""
+
+    used_inside = (0, 1)  # each state makes the next, each context the state after it
 
     @staticmethod
     def forward(ctx, embedded, state, projected_keys, values, W, v, weight_ih, weight_hh, bias_ih, bias_hh, mask,

@@ -32,6 +32,8 @@ class GRUSequence(Function):
     lengths (B,) ints or None, reverse) -> (outputs (B, T, H), last state (B, H)).
     Equals nn.GRU's step loop (nn/recurrent.py, _Layer._steps, with the outputs zeroed past each length)."""
 
+    used_inside = (0,)  # each state makes the next
+
     @staticmethod
     def forward(ctx, gi, h0, weight_hh, bias_hh, lengths, reverse):
         B, T, _ = gi.shape

@@ -23,6 +23,8 @@ class LSTMSequence(Function):
     bias_hh (4H,) or None, lengths (B,) ints or None, reverse) -> (outputs (B, T, H), h_last, c_last).
     Equals nn.LSTM's step loop (nn/recurrent.py, _Layer._steps, with the outputs zeroed past each length)."""
 
+    used_inside = (0,)  # each state makes the next
+
     @staticmethod
     def forward(ctx, gi, h0, c0, weight_hh, bias_hh, lengths, reverse):
         B, T, _ = gi.shape

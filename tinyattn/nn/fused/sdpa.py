@@ -28,6 +28,8 @@ class ScaledDotProductAttention(Function):
     Equals nn/sdpa.py's attention_composed(q, k, v, mask, scale, bias, keep).
     """
 
+    used_inside = (1,)  # the weights make the output
+
     @staticmethod
     def forward(ctx, q, k, v, mask, scale, bias=None, keep=None):
         # The scale multiplies q (T x d) rather than the scores (T x T): the same product,

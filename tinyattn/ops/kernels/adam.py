@@ -23,5 +23,13 @@ def _adam_kernel(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
 
 
 def adam_update(p, g, m, v, b1, b2, step_size, bias2_sqrt, eps, weight_decay):
-    """Update p, m and v in place (see the top)."""
-    _adam_kernel(*(a.reshape(-1) for a in (p, g, m, v)), b1, b2, step_size, bias2_sqrt, eps, weight_decay)
+    """Update p, m and v in place (see the top). The kernel writes through flat views, so p, m and
+    v must be C-contiguous (a reshape of any other array is a copy, and the update would be lost);
+    arrays.adam_update sends other layouts to the reference."""
+    if not (p.flags.c_contiguous and m.flags.c_contiguous and v.flags.c_contiguous and p.shape == m.shape == v.shape):
+        raise ValueError(f"adam_update's kernel updates p, m, v in place: they need one shape and C order, "
+                         f"got shapes {p.shape}, {m.shape}, {v.shape}; the door sends other arrays to the reference")
+    if g.shape != p.shape:  # a gradient that broadcasts, as the reference allows
+        g = np.broadcast_to(g, p.shape)
+    _adam_kernel(p.reshape(-1), np.ascontiguousarray(g).reshape(-1), m.reshape(-1), v.reshape(-1),
+                 b1, b2, step_size, bias2_sqrt, eps, weight_decay)

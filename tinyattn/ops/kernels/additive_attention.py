@@ -31,5 +31,5 @@ def _through_pair_tanh_kernel(d_score, v, hidden, d_wq, d_uk):
 def through_pair_tanh(d_score, v, hidden):
     B, Tq, Tk, h = hidden.shape
     d_wq, d_uk = np.empty((B, Tq, h), hidden.dtype), np.empty((B, Tk, h), hidden.dtype)
-    _through_pair_tanh_kernel(np.ascontiguousarray(d_score), np.ascontiguousarray(v), hidden, d_wq, d_uk)
+    _through_pair_tanh_kernel(*map(np.ascontiguousarray, (d_score, v, hidden)), d_wq, d_uk)
     return d_wq, d_uk

@@ -37,7 +37,7 @@ def _outer_products(a, b):
 
 def matmul(a, b):
     """(..., n, k) @ (..., k, m) with numpy semantics (ndim >= 2), as a fresh C-contiguous array."""
-    if a.shape[-1] == 1 and b.shape[-2] == 1:  # outer products: no sum to do
+    if a.shape[-1] == 1 and b.shape[-2] == 1 and a.dtype == b.dtype:  # outer products: no sum to do
         if a.shape[:-2] == b.shape[:-2]:
             return _outer_products(a, b)
         return a * b  # batch axes that broadcast: numpy's product broadcasts them as matmul would

@@ -90,11 +90,15 @@ def _keep_rows(keep, B):
 
 
 def _c(a):
+    """a in C order (a copy only if it is not): the kernels are compiled for C-ordered arrays only,
+    so a transposed, sliced or broadcast input costs a copy, not another compiled signature."""
     return np.ascontiguousarray(a)
 
 
 def _empty(n, like):
-    return [np.empty_like(like) for _ in range(n)]
+    """n fresh C-ordered arrays of like's shape and dtype (not empty_like: that copies like's layout,
+    transposed or broadcast, into arrays the kernels then fill)."""
+    return [np.empty(like.shape, like.dtype) for _ in range(n)]
 
 
 def gru_gates(gi, gh, h, keep):
@@ -107,8 +111,8 @@ def gru_gates(gi, gh, h, keep):
 def gru_gates_backward(g, h, r, z, n, gh, keep):
     """gh: the whole hidden projection (B, 3H)."""
     d_gi, d_gh = _empty(2, gh)
-    dh = np.empty_like(h)
-    _gru_backward_kernel(_c(g), h, r, z, n, gh, _keep_rows(keep, h.shape[0]), d_gi, d_gh, dh)
+    (dh,) = _empty(1, h)
+    _gru_backward_kernel(*map(_c, (g, h, r, z, n, gh)), _keep_rows(keep, h.shape[0]), d_gi, d_gh, dh)
     return d_gi, d_gh, dh
 
 
@@ -122,6 +126,6 @@ def lstm_gates(gates, c, h, keep):
 def lstm_gates_backward(grad_h, grad_c, c, i, f, g, o, tanh_c, keep):
     d_gates = np.empty((c.shape[0], 4 * c.shape[1]), c.dtype)
     dc_prev, dh = _empty(2, c)
-    _lstm_backward_kernel(_c(grad_h), _c(grad_c), c, i, f, g, o, tanh_c, _keep_rows(keep, c.shape[0]),
+    _lstm_backward_kernel(*map(_c, (grad_h, grad_c, c, i, f, g, o, tanh_c)), _keep_rows(keep, c.shape[0]),
                           d_gates, dc_prev, dh)
     return d_gates, dc_prev, (None if keep is None else dh)

@@ -20,6 +20,11 @@ def _scatter_kernel(indices, rows, out):
 
 def scatter_rows(indices, rows, num_rows):
     """indices (N,) ints in [0, num_rows), rows (N, D) -> (num_rows, D) with each row added at its index."""
+    indices = np.ascontiguousarray(indices, np.int64)
+    # Numba does not check bounds: an index outside the table would write outside `out`
+    if indices.size and not (-num_rows <= indices.min() and indices.max() < num_rows):
+        raise IndexError(f"scatter_rows: indices run from {indices.min()} to {indices.max()}, "
+                         f"outside a table of {num_rows} rows")
     out = np.zeros((num_rows, rows.shape[1]), rows.dtype)
-    _scatter_kernel(np.ascontiguousarray(indices, np.int64), np.ascontiguousarray(rows), out)
+    _scatter_kernel(indices, np.ascontiguousarray(rows), out)
     return out

@@ -17,7 +17,7 @@ def _sigmoid_kernel(x, out):
 
 
 def sigmoid(x):
-    x = np.ascontiguousarray(x)
-    out = np.empty_like(x)
-    _sigmoid_kernel(x.reshape(-1), out.reshape(-1))
+    # out is made C-ordered from x's shape: np.ascontiguousarray would turn a 0-d x into shape (1,)
+    out = np.empty(x.shape, x.dtype)
+    _sigmoid_kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
     return out
