@@ -17,6 +17,7 @@ import numpy as np
 from . import tracing as _trace
 from .function import _freed_message, zeros_for_output
 from .hooks import run_hooks, run_output_hooks
+from . import versions as _versions
 from .versions import check_saved
 
 
@@ -67,8 +68,8 @@ def backward(roots, root_grads, retain_graph=False):
             node.last_grads = out_grads  # for ta.viz.draw_graph: freed with the graph
         if tape is not None:
             started = _trace.clock()
-        if node.saved_versions is not None:
-            check_saved(node)  # an array it saved changed in place since forward: raise, not a wrong gradient
+        if _versions.last_change > node._created:  # something changed in place since node was made
+            check_saved(node)  # raise if it was an array node saved, rather than give a wrong gradient
         fn = node.fn
         in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
         if in_grads.__class__ is not tuple:

@@ -6,12 +6,10 @@ A Function's `forward(ctx, *arrays)` computes numpy arrays from numpy arrays; it
 gradient is wanted, records a graph node: the `ctx` object itself, which remembers the inputs
 and whatever forward saved. The backward walk (engine.py) visits these nodes in reverse.
 """
-import itertools
-
 import numpy as np
 
 from .grad_mode import _grad_mode
-from .versions import watch_saved
+from .versions import tick
 
 
 class Context:
@@ -31,14 +29,14 @@ class Context:
     and, only when asked for:
       hooks            {output index: {key: fn}}: hooks of the outputs (hooks.py)
       last_grads       each output's gradient in the last backward(retain_graph=True)
-      saved_versions   the version of each tensor whose array forward saved (versions.py)
+      changed_outputs  in-place changes made to its outputs' memory since (versions.py)
     A single output's shape is not kept here: its Tensor and its gradient have it.
     """
 
     freed = False
     hooks = None
     _saved = ()
-    saved_versions = None  # [(counter, version, array, what)] of the saved arrays (versions.py)
+    changed_outputs = ()  # ((array, counter),) of in-place changes of its outputs' memory (versions.py)
     last_grads = None
     n_outputs = 1
     output_meta = None
@@ -75,7 +73,7 @@ def _freed_message(ctx):
     )
 
 
-_next_creation_number = itertools.count().__next__
+_next_creation_number = tick  # one clock with in-place changes (versions.py)
 # Speed: the usual needs_input_grad and input_positions made once (0.2-0.3 us a node, RESULTS.md)
 _ALL_NEED_GRAD = [(True,) * n for n in range(8)]
 _ALL_POSITIONS = [tuple(range(n)) for n in range(8)]
@@ -144,17 +142,11 @@ class Function:
             ctx.args = args  # the call's own tuple: no new object to make
             ctx.input_positions = positions
         if isinstance(result, (tuple, list)):
-            outputs = _multiple_outputs(ctx, result, record)
-            if record and ctx._saved:
-                watch_saved(ctx, args, outputs)
-            return outputs
+            return _multiple_outputs(ctx, result, record)
         output = wrap(result)
-        if record:
-            if output.data.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
-                output.requires_grad = True
-                output._ctx = ctx
-            if ctx._saved:
-                watch_saved(ctx, args, (output,))
+        if record and output.data.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
+            output.requires_grad = True
+            output._ctx = ctx
         return output
 
 

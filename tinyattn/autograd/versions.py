@@ -4,28 +4,37 @@ Every in-place change of a tensor (`x += 1`, `x.mul_(2)`, an optimiser step) add
 `x._version`. A view of a tensor (x[0], x.reshape(...), x.T, x.detach()) shares its memory, so
 it shares its counter too: changing either counts for both, as in PyTorch.
 
-When a node saves one of its inputs' or outputs' arrays for backward (Mul keeps a and b, Exp
-keeps its output), it writes down that tensor's version. Before the node's backward runs, the
-walk compares: a different number means the array now holds other values than forward used, and
-the gradient would be silently wrong, so backward raises PyTorch's error instead.
+Graph nodes and in-place changes are stamped from one clock (`tick`), so backward can tell, at
+each node, whether a tensor whose array the node saved (Mul keeps a and b, Exp keeps its output)
+changed after the node was made; the gradient would then be silently wrong, so backward raises
+PyTorch's error instead. The node's arguments it holds already; a change of the node's own output
+(or of a view of it) is written onto the node by the change itself (`producer` below). Forward
+writes down nothing for this: the cost falls on the rare in-place change, not on every op.
 """
+import itertools
+
 import numpy as np
+
+tick = itertools.count(1).__next__  # the clock: node creation numbers and in-place changes
+last_change = 0  # the stamp of the latest in-place change anywhere (the walk skips checks before it)
 
 
 class VersionCounter:
     """One count of in-place changes, shared by a tensor and its views."""
 
-    __slots__ = ("count", "shared")
+    __slots__ = ("count", "changed_at", "shared", "producer")
 
-    def __init__(self):
+    def __init__(self, producer):
         self.count = 0
-        self.shared = False  # True once a view shares it (see refuse_view_in_graph in inplace.py)
+        self.changed_at = 0  # the clock's stamp of the last change
+        self.shared = False  # True once a view shares it (inplace.py refuses such changes in the graph)
+        self.producer = producer  # the node that made this memory's tensor (None for a leaf)
 
 
 def counter(tensor):
     """The tensor's counter, made on first need (most tensors never change and never need one)."""
     if tensor._versions is None:
-        tensor._versions = VersionCounter()
+        tensor._versions = VersionCounter(tensor._ctx)
     return tensor._versions
 
 
@@ -35,7 +44,14 @@ def version(tensor):
 
 
 def bump(tensor):
-    counter(tensor).count += 1
+    """Count one in-place change of `tensor`'s memory, stamped with the clock."""
+    global last_change
+    changed = counter(tensor)
+    changed.count += 1
+    changed.changed_at = last_change = tick()
+    producer = changed.producer
+    if producer is not None and not producer.freed:  # it may have saved this output for backward
+        producer.changed_outputs += ((tensor.data, changed),)
 
 
 def share_with_view(view, base):
@@ -46,32 +62,23 @@ def share_with_view(view, base):
     return view
 
 
-def watch_saved(ctx, args, outputs):
-    """Note the version of every Tensor argument or output whose array `ctx` saved for backward."""
-    watched = []
-    for array in ctx._saved:
-        if array.__class__ is not np.ndarray:  # a saved number or None belongs to no tensor
-            continue
-        for position, arg in enumerate(args):
-            if getattr(arg, "data", None) is array:
-                watched.append((arg, version(arg), array, f"argument {position}"))
-        for index, output in enumerate(outputs):
-            if output.data is array:
-                # The output's counter, not the output: the node must not keep its own output alive.
-                watched.append((counter(output), 0, array, f"output {index}"))
-    if watched:
-        ctx.saved_versions = watched
-
-
 def check_saved(node):
-    """Raise PyTorch's error if an array `node` saved was changed in place since forward."""
-    for source, expected, array, what in node.saved_versions:
-        now = source.count if isinstance(source, VersionCounter) else version(source)
-        if now != expected:
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: the {array.dtype} tensor of shape {tuple(array.shape)} that is "
-                f"{what} of {node.fn.__name__} is at version {now}; expected version {expected} "
-                f"instead. Hint: {node.fn.__name__} saved it for backward; change a copy "
-                "(y = x.clone(); y += ...) or write the change out of place (x = x + ...)"
-            )
+    """Raise PyTorch's error if an array `node` saved for backward was changed in place after the
+    node was made (engine.py asks only when some change happened since then)."""
+    saved = [array for array in node._saved if isinstance(array, np.ndarray)]
+    for position, arg in enumerate(node.args):
+        shared = getattr(arg, "_versions", None)
+        if shared is not None and shared.changed_at > node._created and any(a is arg.data for a in saved):
+            _raise_changed(node, f"argument {position}", arg.data, shared)
+    for array, shared in node.changed_outputs:
+        if any(np.may_share_memory(a, array) for a in saved):
+            _raise_changed(node, "its output", array, shared)
+
+
+def _raise_changed(node, what, array, shared):
+    raise RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: the {array.dtype} tensor of shape {tuple(array.shape)} that is {what} of "
+        f"{node.fn.__name__} is at version {shared.count}, changed after {node.fn.__name__} saved it "
+        "for backward. Hint: change a copy (y = x.clone(); y += ...), write the change out of place "
+        "(x = x + ...), or make it after backward")
