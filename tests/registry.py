@@ -132,6 +132,29 @@ case(nn_ops.CrossEntropy, "(N, C)", lambda z: ta.cross_entropy(z, np.array([0, 3
 case(nn_ops.CrossEntropy, "(B, T, C), ignore_index", lambda z: ta.cross_entropy(z, np.array([[1, 0, -1], [2, -1, -1]]), ignore_index=-1),
      inputs(normal(2, 3, 4)))
 
+# --- picking, padding, einsum (the ops tutorials reach for) ------------------------------------
+from tinyattn.autograd import ops_einsum as es  # noqa: E402
+from tinyattn.autograd import ops_select as sel  # noqa: E402
+
+case(sel.Gather, "dim 1, repeated picks, index narrower than x", lambda a: a.gather(1, np.array([[0, 0], [3, 1], [2, 2]])),
+     inputs(transposed(3, 4)))
+case(sel.Gather, "topk's values (dim 0)", lambda a: ta.topk(a, 2, dim=0).values, inputs(distinct(4, 3)))
+case(sel.Gather, "max(dim) and min(dim): the gradient goes to the index", lambda a: (a.max(1).values, a.min(0, keepdim=True).values),
+     inputs(distinct(3, 4)))
+case(sel.Cumsum, "dim 1, non-contiguous", lambda a: a.cumsum(1), inputs(strided(3, 4)))
+case(sel.Cumsum, "dim 0", lambda a: ta.cumsum(a, dim=0), inputs(normal(4, 2)))
+case(sel.Pad, "last two dims, one width negative", lambda a: ta.nn.functional.pad(a, (1, 2, -1, 1), value=0.5),
+     inputs(transposed(2, 3, 4)))
+case(sel.Expand, "new leading dim and a size-1 dim", lambda a: a.expand(2, 3, -1), inputs(normal(1, 4)))
+case(shp.Reshape, "repeat: an expand of every element, then a reshape", lambda a: a.repeat(2, 1, 3), inputs(transposed(2, 3)))
+case(es.Einsum, "batched matmul bij,bjk->bik", lambda a, b: ta.einsum("bij,bjk->bik", a, b), inputs(normal(2, 3, 4), transposed(2, 4, 5)))
+case(es.Einsum, "attention scores bhqd,bhkd->bhqk", lambda q, k: ta.einsum("bhqd,bhkd->bhqk", q, k),
+     inputs(normal(2, 2, 3, 4), strided(2, 2, 5, 4)))
+case(es.Einsum, "outer product i,j->ij", lambda u, v: ta.einsum("i,j->ij", u, v), inputs(normal(3), normal(4)))
+case(es.Einsum, "trace ii-> and a sum over a letter only one operand has", lambda a, b: (ta.einsum("ii->", a), ta.einsum("ij,k->k", b, a[0])),
+     inputs(normal(3, 3), normal(2, 4)))
+case(es.Einsum, "three operands, implicit output", lambda a, b, c: ta.einsum("ij,jk,kl", a, b, c), inputs(normal(2, 3), normal(3, 4), normal(4, 2)))
+
 # --- layers (tinyattn.nn) ---------------------------------------------------------------------
 from tinyattn.nn import linear as lin  # noqa: E402
 
