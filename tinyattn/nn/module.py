@@ -297,12 +297,15 @@ class ModuleDict(Module):
         return iter(self._modules)
 
     def keys(self):
+        """The keys, in the order they were added."""
         return self._modules.keys()
 
     def items(self):
+        """(key, module) pairs, in the order they were added."""
         return self._modules.items()
 
     def values(self):
+        """The modules, in the order they were added."""
         return self._modules.values()
 
 
