@@ -7,6 +7,7 @@ import numpy as np
 
 from ..ops.arrays import log_softmax, log_softmax_backward, matmul, softmax, softmax_backward
 from .broadcast import broadcasts_to, unbroadcast
+from .class_targets import check_options, check_targets
 from .errors import ShapeError, require_float
 from .function import Function
 
@@ -136,7 +137,7 @@ class CrossEntropy(Function):
     @staticmethod
     def forward(ctx, logits, target, ignore_index, reduction, label_smoothing):
         require_float("cross_entropy", logits=logits)
-        target = _check_targets(logits, target, ignore_index)
+        target = check_targets(logits, target, ignore_index)
         classes = logits.shape[-1]
         log_probs = log_softmax(logits.reshape(-1, classes))
         flat_target = target.reshape(-1)
@@ -168,24 +169,6 @@ class CrossEntropy(Function):
         return grad.reshape(shape), None, None, None, None
 
 
-def _check_targets(logits, target, ignore_index):
-    target = np.asarray(target)
-    if logits.ndim < 2:
-        raise ShapeError(f"cross_entropy: logits {logits.shape} need a class axis last, as (N, C) or (B, T, C)")
-    if target.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: targets must be integer class indices, got {target.dtype}")
-    if target.shape != logits.shape[:-1]:
-        raise ShapeError(
-            f"cross_entropy: logits {logits.shape} need targets of shape {logits.shape[:-1]}, got {target.shape}"
-        )
-    classes = logits.shape[-1]
-    real = target[target != ignore_index] if ignore_index is not None else target
-    if real.size and (real.min() < 0 or real.max() >= classes):
-        bad = real[(real < 0) | (real >= classes)][0]
-        raise IndexError(f"cross_entropy: target {bad} is not a class index in [0, {classes})")
-    return target
-
-
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     """PyTorch's F.cross_entropy for integer class targets, classes on the LAST axis: logits (N, C)
     or (B, T, C) (PyTorch's own (N, C, d1, ...) puts them on axis 1), targets (N,) or (B, T).
@@ -193,12 +176,6 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     "mean" (over kept targets), "sum" or "none"; label_smoothing in [0, 1]. One graph node."""
     from .tensor import Tensor
 
-    if weight is not None:
-        raise NotImplementedError("cross_entropy: per-class weight= is not implemented; weight the "
-                                  "reduction='none' losses yourself: (F.cross_entropy(z, t, reduction='none') * w[t]).sum() / w[t].sum()")
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must lie in [0, 1], got {label_smoothing}")
+    check_options(weight, reduction, label_smoothing)
     target = target.data if isinstance(target, Tensor) else target
     return CrossEntropy.apply(input, np.asarray(target), ignore_index, reduction, float(label_smoothing))
