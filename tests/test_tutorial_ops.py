@@ -25,6 +25,7 @@ def test_max_and_min_mean_what_they_mean_in_pytorch_and_numpy():
     with pytest.raises(ValueError, match="min: dim 1 of .2, 0. is empty"):
         ta.zeros(2, 0).min(1)
     assert ta.tensor([[3, 1]]).max(1).values.data.tolist() == [3]  # integers keep their dtype
+    assert ta.tensor(np.array([3, 1, 2], np.uint8)).min().item() == 1  # no -x, which wraps around for uint8
 
 
 def test_multinomial_draws_in_proportion_and_without_repeats():

@@ -11,7 +11,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .axes import one_axis, pytorch_names
+from .axes import axes as _axes, one_axis
 
 # as torch.return_types.max / .min: a tuple (values, indices) with those two names
 MaxResult = namedtuple("max", ["values", "indices"])
@@ -83,15 +83,17 @@ def max_or_min(x, op, dim=None, keepdim=None, axis=None, keepdims=None):
 
 def _reduce(x, op, axis, keepdims):
     """The values over `axis` (None: all), sharing the gradient among ties (ops_reduce.Max)."""
+    axes = _axes(axis, x.ndim, op)
     if op == "max":
-        return _tensor._reduce.Max.apply(x, _axes(axis, x.ndim, "max"), keepdims)
-    if x.data.dtype == np.bool_:  # -x is not defined on bools: the smallest is "not all True"
-        return _tensor.wrap(np.min(x.data, axis=None if axis is None else _axes(axis, x.ndim, "min"), keepdims=keepdims))
-    return -_reduce(-x, "max", axis, keepdims)
+        return _tensor._reduce.Max.apply(x, axes, keepdims)
+    if x.data.size == 0:
+        raise ValueError(f"min: tensor of shape {x.shape} is empty, it has no minimum")
+    if x.data.dtype.kind != "f":  # no gradient to route, and -x would wrap around for unsigned ints
+        return _tensor.wrap(np.min(x.data, axis=axes, keepdims=keepdims))
+    return -_reduce(-x, "max", axes, keepdims)
 
 
 from . import tensor as _tensor  # noqa: E402  (tensor.py imports the op modules first)
-from .axes import axes as _axes  # noqa: E402
 from .ops_select import gather as _gather  # noqa: E402
 from .ops_shape import where as _where  # noqa: E402
 from .promotion import pair as _pair  # noqa: E402
