@@ -134,6 +134,59 @@ case(nn_ops.CrossEntropy, "(N, C)", lambda z: ta.cross_entropy(z, np.array([0, 3
 case(nn_ops.CrossEntropy, "(B, T, C), ignore_index", lambda z: ta.cross_entropy(z, np.array([[1, 0, -1], [2, -1, -1]]), ignore_index=-1),
      inputs(normal(2, 3, 4)))
 
+# --- picking, padding, einsum (the ops tutorials reach for) ------------------------------------
+from tinyattn.autograd import ops_einsum as es  # noqa: E402
+from tinyattn.autograd import ops_select as sel  # noqa: E402
+
+case(sel.Gather, "dim 1, repeated picks, index narrower than x", lambda a: a.gather(1, np.array([[0, 0], [3, 1], [2, 2]])),
+     inputs(transposed(3, 4)))
+case(sel.Gather, "topk's values (dim 0)", lambda a: ta.topk(a, 2, dim=0).values, inputs(distinct(4, 3)))
+case(sel.Gather, "max(dim) and min(dim): the gradient goes to the index", lambda a: (a.max(1).values, a.min(0, keepdim=True).values),
+     inputs(distinct(3, 4)))
+case(sel.Cumsum, "dim 1, non-contiguous", lambda a: a.cumsum(1), inputs(strided(3, 4)))
+case(sel.Cumsum, "dim 0", lambda a: ta.cumsum(a, dim=0), inputs(normal(4, 2)))
+case(sel.Pad, "last two dims, one width negative", lambda a: ta.nn.functional.pad(a, (1, 2, -1, 1), value=0.5),
+     inputs(transposed(2, 3, 4)))
+case(sel.Expand, "new leading dim and a size-1 dim", lambda a: a.expand(2, 3, -1), inputs(normal(1, 4)))
+case(shp.Reshape, "repeat: an expand of every element, then a reshape", lambda a: a.repeat(2, 1, 3), inputs(transposed(2, 3)))
+case(es.Einsum, "batched matmul bij,bjk->bik", lambda a, b: ta.einsum("bij,bjk->bik", a, b), inputs(normal(2, 3, 4), transposed(2, 4, 5)))
+case(es.Einsum, "attention scores bhqd,bhkd->bhqk", lambda q, k: ta.einsum("bhqd,bhkd->bhqk", q, k),
+     inputs(normal(2, 2, 3, 4), strided(2, 2, 5, 4)))
+case(es.Einsum, "outer product i,j->ij", lambda u, v: ta.einsum("i,j->ij", u, v), inputs(normal(3), normal(4)))
+case(es.Einsum, "trace ii-> and a sum over a letter only one operand has", lambda a, b: (ta.einsum("ii->", a), ta.einsum("ij,k->k", b, a[0])),
+     inputs(normal(3, 3), normal(2, 4)))
+case(es.Einsum, "three operands, implicit output", lambda a, b, c: ta.einsum("ij,jk,kl", a, b, c), inputs(normal(2, 3), normal(3, 4), normal(4, 2)))
+
+# The composed tutorial ops, each listed under the Function that makes its output (kept away from
+# ties and kinks: at a tie the one-sided slopes differ, and test_tutorial_ops_parity.py checks
+# PyTorch's choice there).
+import tinyattn.nn.functional as F  # noqa: E402
+
+_T01 = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+case(nn_ops.CrossEntropy, "reduction='none', label smoothing, ignore_index -100",
+     lambda z: F.cross_entropy(z, np.array([2, -100, 0, 1]), reduction="none", label_smoothing=0.3), inputs(transposed(4, 3)))
+case(nn_ops.CrossEntropy, "reduction='sum', label smoothing", lambda z: F.cross_entropy(z, np.array([[1, 0], [2, 2]]), reduction="sum",
+     label_smoothing=0.1), inputs(normal(2, 2, 3)))
+case(shp.MaskedFill, "tril and triu (diagonal 1)", lambda a: (a.tril(), ta.triu(a, diagonal=1)), inputs(transposed(2, 3, 4)))
+case(shp.GetItem, "split by sizes, chunk", lambda a: a.split([1, 3], dim=1) + a.chunk(2, dim=0), inputs(transposed(3, 4)))
+case(shp.GetItem, "flip two dims", lambda a: a.flip((0, 2)), inputs(strided(2, 3, 4)))
+case(shp.Reshape, "squeeze, flatten, unflatten, contiguous", lambda a: (a.reshape(1, 3, 1, 4).squeeze(), a.flatten(),
+     a.unflatten(1, (2, 2)), a.contiguous()), inputs(transposed(3, 4)))
+case(shp.Where, "maximum and minimum, broadcast", lambda a, b: (ta.maximum(a, b), b.minimum(a)), inputs(distinct(3, 4), normal(4)))
+case(shp.Where, "clamp by numbers and by a tensor", lambda a, lo: (a.clamp(-0.25, 0.45), ta.clip(a, min=lo)),
+     inputs(distinct(3, 4), lambda rng: leaf(np.array([0.05, 0.37, 0.8, 0.5]))))
+case(shp.Where, "norm (2), leaky_relu, elu, softplus", lambda a: (a.norm(dim=1), F.leaky_relu(a, 0.1), F.elu(a * 2), F.softplus(a * 4, 2.0, 3.0)),
+     inputs(away_from_zero(3, 4)))
+case(red.Sum, "norm p=1 and p=3", lambda a: (a.norm(1, dim=0), a.norm(3) ** 3.0), inputs(away_from_zero(3, 4)))
+case(ew.Div, "var over two dims", lambda a: a.var((0, 2)), inputs(strided(2, 3, 4)))
+case(ew.Sqrt, "std, correction 0", lambda a: a.std(1, correction=0, keepdim=True), inputs(normal(3, 4)))
+case(shp.Reshape, "logsumexp", lambda a: (a * 40).logsumexp(1), inputs(normal(3, 4)))
+case(ew.Neg, "min over everything", lambda a: a.min(), inputs(distinct(3, 4)))
+case(red.Mean, "binary cross-entropy (weighted) and with logits (pos_weight)", lambda p, z: (
+     F.binary_cross_entropy(p, _T01, weight=np.array([1.0, 2.0, 0.5])),
+     F.binary_cross_entropy_with_logits(z * 5, _T01, pos_weight=np.array([2.0, 1.0, 0.5]))),
+     inputs(lambda rng: leaf(rng.uniform(0.1, 0.9, (2, 3))), away_from_zero(2, 3)))
+
 # --- layers (tinyattn.nn) ---------------------------------------------------------------------
 from tinyattn.nn import linear as lin  # noqa: E402
 

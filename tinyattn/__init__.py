@@ -13,14 +13,27 @@ from .autograd import (
     arange,
     backward,
     cat,
+    chunk,
+    clamp,
     cross_entropy,
+    cumsum,
+    einsum,
     enable_grad,
+    eye,
+    flatten,
+    flip,
     full,
+    full_like,
+    gather,
     get_rng_state,
     gradcheck,
     is_grad_enabled,
+    logsumexp,
     manual_seed,
     matmul,
+    maximum,
+    minimum,
+    multinomial,
     no_grad,
     ones,
     ones_like,
@@ -28,9 +41,17 @@ from .autograd import (
     randint,
     randn,
     set_rng_state,
+    split,
+    squeeze,
     stack,
+    std,
     tensor,
+    topk,
+    tril,
+    triu,
     unbind,
+    unflatten,
+    var,
     where,
     zeros,
     zeros_like,
@@ -40,4 +61,8 @@ from . import data, metrics, models, nn, optim, viz  # noqa: E402  (after the en
 from .nn.fused.switch import fused, is_fused  # noqa: E402  (the one switch for every fused node)
 from .train.checkpoint import CheckpointError, load, save  # noqa: E402
 
+from .autograd.spellings import module_getattr  # noqa: E402
+
+clip = clamp  # numpy's and PyTorch's other name
 __version__ = "0.1.0"
+__getattr__ = module_getattr(__name__, globals())

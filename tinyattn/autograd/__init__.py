@@ -1,8 +1,8 @@
 """The engine: Tensor, Function, the backward walk, no_grad, gradcheck, hooks and trace."""
 from .tensor import Tensor, tensor  # first: the op modules need Tensor defined
 from .tensor_conveniences import matmul
-from .creation import (arange, full, get_rng_state, manual_seed, ones, ones_like, rand, randint, randn,
-                       set_rng_state, zeros, zeros_like)
+from .creation import (arange, eye, full, full_like, get_rng_state, manual_seed, multinomial, ones, ones_like, rand,
+                       randint, randn, set_rng_state, zeros, zeros_like)
 from .engine import backward
 from .errors import ShapeError
 from .function import Context, Function
@@ -12,3 +12,8 @@ from .hooks import RemovableHandle
 from .ops_nn import cross_entropy
 from .ops_shape import cat, stack, unbind, where
 from .tracing import NodeRecord, trace
+from .compare import clamp, maximum, minimum
+from .ops_einsum import einsum
+from .ops_select import cumsum, gather, topk
+from .shaping import chunk, flatten, flip, split, squeeze, tril, triu, unflatten
+from .statistics import logsumexp, std, var

@@ -121,3 +121,44 @@ def arange(start, end=None, step=1, dtype=None, requires_grad=False):
         integral = all(float(v).is_integer() and not isinstance(v, float) for v in (start, end, step))
         dtype = np.int64 if integral else np.float32
     return _leaf(np.arange(start, end, step, dtype=dtype), requires_grad)
+
+
+def eye(n, m=None, dtype=np.float32, requires_grad=False):
+    """The n x m (m defaults to n) identity matrix: ones on the diagonal (PyTorch's torch.eye)."""
+    n, m = _shape((n, n if m is None else m), "eye")
+    return _leaf(np.eye(n, m, dtype=dtype), requires_grad)
+
+
+def full_like(x, fill_value, dtype=None, requires_grad=False):
+    """A tensor of x's shape filled with `fill_value`, in x's dtype unless `dtype` says otherwise."""
+    return _leaf(np.full(x.shape, fill_value, x.dtype if dtype is None else dtype), requires_grad)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Category indices drawn in proportion to the weights in each row of `input` (1-D (C,) or 2-D
+    (N, C), non-negative, need not sum to 1): int64 of shape (num_samples,) or (N, num_samples),
+    PyTorch's torch.multinomial. Without replacement no category is drawn twice in a row.
+    generator: a numpy Generator (tinyattn's seeded one by default)."""
+    weights = np.asarray(input.data if isinstance(input, Tensor) else input, dtype=np.float64)
+    if weights.ndim not in (1, 2) or weights.shape[-1] == 0:
+        raise ValueError(f"multinomial: input must be 1-D or 2-D with at least one category, got shape {weights.shape}")
+    if not np.all(np.isfinite(weights)) or (weights < 0).any():
+        raise ValueError("multinomial: the weights must be finite and >= 0")
+    rows = np.atleast_2d(weights)
+    if (rows.sum(-1) == 0).any():
+        raise ValueError("multinomial: a row of weights sums to 0, nothing can be drawn")
+    if not replacement and num_samples > (rows > 0).sum(-1).min():
+        raise ValueError(f"multinomial: {num_samples} draws without replacement, but a row has only "
+                         f"{(rows > 0).sum(-1).min()} categories of non-zero weight")
+    rng = _generator if generator is None else generator
+    if replacement:  # the inverse of each row's cumulative distribution at uniform points
+        cdf = np.cumsum(rows, -1)
+        u = rng.random((rows.shape[0], num_samples)) * cdf[:, -1:]
+        out = np.stack([np.minimum(np.searchsorted(c, row_u, side="right"), rows.shape[1] - 1)
+                        for c, row_u in zip(cdf, u)])
+    else:  # Gumbel top-k: the k largest of log w + Gumbel noise are a draw without replacement
+        with np.errstate(divide="ignore"):
+            keys = np.log(rows) + rng.gumbel(size=rows.shape)
+        out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+    out = out.astype(np.int64)
+    return wrap(out if weights.ndim == 2 else out[0])

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..ops.arrays import log_softmax, log_softmax_backward, matmul, softmax, softmax_backward
 from .broadcast import broadcasts_to, unbroadcast
+from .class_targets import check_options, check_targets
 from .errors import ShapeError, require_float
 from .function import Function
 
@@ -123,17 +124,20 @@ class LogSoftmax(Function):
 
 
 class CrossEntropy(Function):
-    """L = mean over kept targets t of -log softmax(logits)[t], classes on the last axis.
+    """Per kept target t (classes on the last axis, smoothing e, C classes), PyTorch's loss
+        l = -(1 - e) log softmax(z)[t] - (e / C) sum_c log softmax(z)[c],
+    then reduced: "mean" over the kept targets, "sum", or "none" (one per target, 0 where ignored).
 
-    dL/dlogits = (softmax(logits) - onehot(t)) / n_kept on kept rows, 0 on ignored ones.
-    Fused: one log-softmax, no one-hot matrix in the forward. If every target is ignored the
-    loss is 0 with zero gradient (PyTorch gives NaN), so a batch of padding cannot poison training.
+    dl/dz = softmax(z) - (1 - e) onehot(t) - e / C on kept rows, 0 on ignored ones, times each
+    row's upstream (g / n_kept for "mean"). Fused: one log-softmax, no one-hot matrix in forward.
+    If every target is ignored the mean is 0 with zero gradient (PyTorch gives NaN), so a batch
+    of padding cannot poison training.
     """
 
     @staticmethod
-    def forward(ctx, logits, target, ignore_index):
+    def forward(ctx, logits, target, ignore_index, reduction, label_smoothing):
         require_float("cross_entropy", logits=logits)
-        target = _check_targets(logits, target, ignore_index)
+        target = check_targets(logits, target, ignore_index)
         classes = logits.shape[-1]
         log_probs = log_softmax(logits.reshape(-1, classes))
         flat_target = target.reshape(-1)
@@ -141,43 +145,37 @@ class CrossEntropy(Function):
         safe_target = np.where(kept, flat_target, 0)
         rows = np.arange(flat_target.size)
         count = int(kept.sum())
-        picked = log_probs[rows, safe_target]
-        loss = -np.sum(picked[kept]) / max(count, 1)
+        losses = -log_probs[rows, safe_target]
+        if label_smoothing:
+            losses = (1 - label_smoothing) * losses - (label_smoothing / classes) * log_probs.sum(-1)
+        losses = np.where(kept, losses, 0).astype(logits.dtype)
         ctx.save_for_backward(log_probs, safe_target, kept)
-        ctx.meta = logits.shape, count
-        return np.asarray(loss, dtype=logits.dtype)
+        ctx.meta = logits.shape, count, reduction, label_smoothing
+        if reduction == "none":
+            return losses.reshape(target.shape)
+        total = np.sum(losses)
+        return np.asarray(total if reduction == "sum" else total / max(count, 1), dtype=logits.dtype)
 
     @staticmethod
     def backward(ctx, g):
         log_probs, safe_target, kept = ctx.saved_tensors
-        shape, count = ctx.meta
+        shape, count, reduction, smoothing = ctx.meta
         grad = np.exp(log_probs)
-        grad[np.arange(safe_target.size), safe_target] -= 1
-        grad *= (kept[:, None] * (g / max(count, 1))).astype(grad.dtype)
-        return grad.reshape(shape), None, None
+        grad[np.arange(safe_target.size), safe_target] -= 1 - smoothing
+        if smoothing:
+            grad -= smoothing / shape[-1]
+        per_row = g.reshape(-1) if reduction == "none" else g / max(count, 1) if reduction == "mean" else g
+        grad *= (kept * per_row).astype(grad.dtype)[:, None]
+        return grad.reshape(shape), None, None, None, None
 
 
-def _check_targets(logits, target, ignore_index):
-    target = np.asarray(target)
-    if logits.ndim < 2:
-        raise ShapeError(f"cross_entropy: logits {logits.shape} need a class axis last, as (N, C) or (B, T, C)")
-    if target.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: targets must be integer class indices, got {target.dtype}")
-    if target.shape != logits.shape[:-1]:
-        raise ShapeError(
-            f"cross_entropy: logits {logits.shape} need targets of shape {logits.shape[:-1]}, got {target.shape}"
-        )
-    classes = logits.shape[-1]
-    real = target[target != ignore_index] if ignore_index is not None else target
-    if real.size and (real.min() < 0 or real.max() >= classes):
-        bad = real[(real < 0) | (real >= classes)][0]
-        raise IndexError(f"cross_entropy: target {bad} is not a class index in [0, {classes})")
-    return target
-
-
-def cross_entropy(logits, target, ignore_index=None):
-    """Mean cross-entropy of `logits` (..., C) against integer `target` (...), one graph node."""
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """PyTorch's F.cross_entropy for integer class targets, classes on the LAST axis: logits (N, C)
+    or (B, T, C) (PyTorch's own (N, C, d1, ...) puts them on axis 1), targets (N,) or (B, T).
+    ignore_index (default -100, as PyTorch) marks targets that count for nothing; reduction
+    "mean" (over kept targets), "sum" or "none"; label_smoothing in [0, 1]. One graph node."""
     from .tensor import Tensor
 
+    check_options(weight, reduction, label_smoothing)
     target = target.data if isinstance(target, Tensor) else target
-    return CrossEntropy.apply(logits, np.asarray(target), ignore_index)
+    return CrossEntropy.apply(input, np.asarray(target), ignore_index, reduction, float(label_smoothing))

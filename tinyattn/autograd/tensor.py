@@ -16,13 +16,15 @@ from .errors import require_float
 from .index_order import integers_first
 from .inplace import InPlaceOps
 from .tensor_conveniences import TensorConveniences
+from .tensor_methods import TensorMethods
 from . import versions as _versions
 from .axes import axes as _axes, one_axis as _one_axis, pytorch_names as _pytorch_names
 
 
-class Tensor(TensorConveniences, InPlaceOps):
+class Tensor(TensorConveniences, TensorMethods, InPlaceOps):
     """An array that remembers the op that made it (module docstring); conversions:
-    tensor_conveniences.py; in-place ops (x += y, x.zero_()): inplace.py."""
+    tensor_conveniences.py; PyTorch's other methods: tensor_methods.py; in-place ops
+    (x += y, x.zero_()): inplace.py."""
     __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "_hooks", "_versions", "_earlier",
                  "__weakref__")
 
@@ -235,11 +237,6 @@ class Tensor(TensorConveniences, InPlaceOps):
         require_float("mean", x=self.data)  # as PyTorch: the mean of integers has no dtype to be in
         return _reduce.Mean.apply(self, None if axis is None else _axes(axis, self.ndim, "mean"), keepdims)
 
-    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        """The largest values (only: PyTorch's max(dim) also returns indices; use argmax for those)."""
-        axis, keepdims = _pytorch_names("max", axis, dim, keepdims, keepdim)
-        return _reduce.Max.apply(self, _axes(axis, self.ndim, "max"), keepdims)
-
     def reshape(self, *shape):
         """The same elements in `shape` (one -1 allowed), copied only when the layout needs it."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -346,3 +343,4 @@ from . import ops_elementwise as _ew  # noqa: E402
 from . import ops_nn as _nn  # noqa: E402
 from . import ops_reduce as _reduce  # noqa: E402
 from . import ops_shape as _shape  # noqa: E402
+from . import compare as _compare, ops_select as _select, shaping as _shaping, statistics as _statistics  # noqa: E402

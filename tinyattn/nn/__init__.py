@@ -4,10 +4,14 @@ from . import functional, init, utils
 from .layers import GELU, Dropout, ReLU, Sigmoid, Tanh
 from .lstmn import LSTMN
 from .linear import Embedding, EmbeddingFunction, LayerNorm, LayerNormFunction, Linear, LinearFunction
-from .module import Module, ModuleList, Parameter, Sequential
+from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAttention
 from .masks import causal_mask, lengths_mask, padding_mask
 from .multihead import MultiheadAttention, keep_attention_weights
 from .transformer import TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
 from .transformer_model import Transformer
+
+from ..autograd.spellings import module_getattr  # noqa: E402
+
+__getattr__ = module_getattr(__name__, globals())

@@ -1,13 +1,22 @@
 """Layers as plain functions (PyTorch's torch.nn.functional), for when no weights are kept."""
 
+import numpy as np
+
+from ..autograd.compare import maximum
 from ..autograd.errors import ShapeError, require_float
 from ..autograd.ops_nn import cross_entropy
-from ..autograd.tensor import wrap
+from ..autograd.ops_select import pad  # noqa: F401
+from ..autograd.ops_shape import where
+from ..autograd.spellings import module_getattr
+from ..autograd.tensor import Tensor, wrap
 from .gelu import gelu  # noqa: F401
 from .masks import dropout_mask
+from .losses import binary_cross_entropy, binary_cross_entropy_with_logits  # noqa: F401
 from .sdpa import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
 
-__all__ = ["cross_entropy", "mse_loss", "softmax", "log_softmax", "relu", "gelu", "dropout", "scaled_dot_product_attention"]
+__all__ = ["cross_entropy", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "softmax",
+           "log_softmax", "relu", "gelu", "leaky_relu", "softplus", "elu", "dropout", "pad", "one_hot",
+           "scaled_dot_product_attention"]
 
 
 def softmax(x, axis=-1, mask=None, dim=None):
@@ -49,3 +58,42 @@ def mse_loss(input, target, reduction="mean"):
     require_float("mse_loss", input=input.data)
     squared = (input - target) ** 2
     return squared if reduction == "none" else squared.mean() if reduction == "mean" else squared.sum()
+
+
+def leaky_relu(x, negative_slope=0.01):
+    """x where x > 0, else negative_slope * x (PyTorch's leaky_relu; at 0 the slope is negative_slope, as there)."""
+    return where((x > 0).data, x, x * negative_slope)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's softplus).
+
+    Written max(z, 0) + log(1 + exp(-|z|)) for z = beta x, so exp never overflows; ta.maximum
+    splits its gradient at z = 0, giving the true slope 1/2 there."""
+    z = x * beta
+    smooth = (maximum(z, 0.0) + ((-abs(z)).exp() + 1.0).log()) / beta
+    return where((z > threshold).data, x, smooth)
+
+
+def elu(x, alpha=1.0):
+    """x where x > 0, else alpha (exp(x) - 1) (PyTorch's elu); exp sees min(x, 0), so a large x
+    cannot overflow the branch that is not taken (its inf would make a NaN gradient)."""
+    return where((x > 0).data, x, (x.clamp(max=0.0).exp() - 1.0) * alpha)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 (..., num_classes) with a 1 at each class index (PyTorch's one_hot); num_classes=-1
+    takes the largest index + 1."""
+    ids = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: class indices must be integers, got {ids.dtype}")
+    if num_classes == -1:
+        if ids.size == 0:
+            raise ValueError("one_hot: cannot infer num_classes from an empty tensor; pass num_classes=")
+        num_classes = int(ids.max()) + 1
+    if ids.size and (ids.min() < 0 or ids.max() >= num_classes):
+        raise ValueError(f"one_hot: class indices must lie in [0, {num_classes}), got {ids.min()}..{ids.max()}")
+    return wrap((ids[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+__getattr__ = module_getattr(__name__, globals())

@@ -1,0 +1,107 @@
+"""PyTorch's shape spellings, composed from reshape, getitem, expand and masked_fill (so their
+gradients are those ops', already checked): split, chunk, squeeze, flatten, unflatten, repeat,
+flip, tril and triu.
+"""
+import math
+
+import numpy as np
+
+from .axes import axes, one_axis
+from .errors import ShapeError
+
+
+def split(x, split_size_or_sections, dim=0):
+    """Pieces of x along `dim` (PyTorch's split): an int gives pieces of that size (the last may be
+    smaller), a list gives pieces of those sizes (they must add up to the length)."""
+    dim = one_axis(dim, x.ndim, "split")
+    length = x.shape[dim]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        size = int(split_size_or_sections)
+        if size <= 0 and length:
+            raise ValueError(f"split: the piece size must be positive, got {size}")
+        sizes = [min(size, length - start) for start in range(0, length, size)] if length else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != length or any(s < 0 for s in sizes):
+            raise ValueError(f"split: sizes {sizes} must be >= 0 and add up to {length}, the length of dim {dim} of {x.shape}")
+    before, pieces, start = (slice(None),) * dim, [], 0
+    for size in sizes:
+        pieces.append(x[before + (slice(start, start + size),)])
+        start += size
+    return tuple(pieces)
+
+
+def chunk(x, chunks, dim=0):
+    """x cut into `chunks` pieces along `dim` of ceil(length / chunks) each, as PyTorch's chunk (so
+    there may be fewer pieces than asked for, and the last may be smaller)."""
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    length = x.shape[one_axis(dim, x.ndim, "chunk")]
+    return split(x, max(1, math.ceil(length / chunks)), dim)
+
+
+def squeeze(x, dim=None):
+    """x without its size-1 dims (dim=None) or without the ones among `dim` (an int or a tuple);
+    a named dim whose size is not 1 stays, as in PyTorch."""
+    dims = axes(dim, x.ndim, "squeeze") if x.ndim else ()
+    return x.reshape(tuple(s for d, s in enumerate(x.shape) if not (d in dims and s == 1)))
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    """Dims start_dim..end_dim (inclusive) merged into one; a 0-d tensor becomes shape (1,)."""
+    if x.ndim == 0:
+        return x.reshape(1)
+    start, end = axes((start_dim,), x.ndim, "flatten")[0], axes((end_dim,), x.ndim, "flatten")[0]
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} in {x.shape}")
+    return x.reshape(x.shape[:start] + (math.prod(x.shape[start:end + 1]),) + x.shape[end + 1:])
+
+
+def unflatten(x, dim, sizes):
+    """Dim `dim` split into `sizes` (one -1 allowed), PyTorch's unflatten."""
+    dim = one_axis(dim, x.ndim, "unflatten")
+    sizes = tuple(int(s) for s in sizes)
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[dim]) or (known and x.shape[dim] % known):
+        raise ShapeError(f"unflatten: dim {dim} of {x.shape} has {x.shape[dim]} entries, which sizes {sizes} do not fit")
+    return x.reshape(x.shape[:dim] + sizes + x.shape[dim + 1:])
+
+
+def repeat(x, *reps):
+    """x copied reps[i] times along dim i (PyTorch's repeat, numpy's tile); more reps than dims
+    add leading dims. The gradient adds up the copies."""
+    reps = tuple(reps[0]) if len(reps) == 1 and isinstance(reps[0], (tuple, list)) else tuple(reps)
+    if len(reps) < x.ndim:
+        raise ShapeError(f"repeat: {len(reps)} repeats for a tensor of {x.ndim} dims {x.shape}; give one per dim")
+    shape = (1,) * (len(reps) - x.ndim) + x.shape
+    # (r0, s0, r1, s1, ...): each dim gets a copies axis before it, then the pairs merge
+    spread = x.reshape(tuple(v for s in shape for v in (1, s)))
+    copies = _expand(spread, *(v for r, s in zip(reps, shape) for v in (r, s)))
+    return copies.reshape(tuple(r * s for r, s in zip(reps, shape)))
+
+
+def flip(x, dims):
+    """x with the order of entries reversed along each of `dims` (PyTorch's flip)."""
+    dims = axes(dims, x.ndim, "flip")
+    return x[tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(x.ndim))]
+
+
+def tril(x, diagonal=0):
+    """x with the entries above the `diagonal`-th diagonal of its last two dims set to 0 (PyTorch's tril)."""
+    return _triangle(x, diagonal, "tril")
+
+
+def triu(x, diagonal=0):
+    """x with the entries below the `diagonal`-th diagonal of its last two dims set to 0 (PyTorch's triu)."""
+    return _triangle(x, diagonal, "triu")
+
+
+def _triangle(x, diagonal, op):
+    if x.ndim < 2:
+        raise ShapeError(f"{op}: needs a matrix (or a batch of them), got shape {x.shape}")
+    rows, cols = x.shape[-2:]
+    keep = np.tri(rows, cols, diagonal, dtype=bool) if op == "tril" else ~np.tri(rows, cols, diagonal - 1, dtype=bool)
+    return x.masked_fill(~keep, 0)
+
+
+from .ops_select import expand as _expand  # noqa: E402

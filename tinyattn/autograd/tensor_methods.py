@@ -1,0 +1,163 @@
+"""PyTorch's method spellings that tutorials reach for: x.add/sub/mul/div/neg/pow, max/min with
+PyTorch's meaning, clamp, var/std, logsumexp, norm, cumsum, gather, topk, the shape methods
+(split, chunk, squeeze, flatten, unflatten, expand, repeat, flip, tril, triu), contiguous, and an
+AttributeError that names the nearest spelling for one tinyattn lacks. Tensor inherits them;
+each calls the function that composes it (compare.py, statistics.py, shaping.py, ops_select.py).
+"""
+import numbers
+
+import numpy as np
+
+from .spellings import missing
+
+
+class TensorMethods:
+    __slots__ = ()  # a base of Tensor, whose instances keep their fixed slots
+
+    def __getattr__(self, name):
+        # Only called when normal lookup fails, so it costs nothing on the names that exist.
+        if name.startswith("__") or name in _SLOTS:  # protocols probed by copy/pickle/numpy, unset slots
+            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+        raise missing("Tensor", name, dir(type(self)))
+
+    # --- arithmetic as methods (PyTorch's spellings of the operators) --------------------------
+    def add(self, other, *, alpha=1):
+        """self + alpha * other (PyTorch's add)."""
+        return self + (other if alpha == 1 else other * alpha)
+
+    def sub(self, other, *, alpha=1):
+        """self - alpha * other (PyTorch's sub)."""
+        return self - (other if alpha == 1 else other * alpha)
+
+    def mul(self, other):
+        """self * other (PyTorch's mul)."""
+        return self * other
+
+    def div(self, other, *, rounding_mode=None):
+        """self / other; rounding_mode "trunc" or "floor" rounds the quotient (no gradient then, as
+        its slope is 0 almost everywhere)."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+        quotient = (self / other).data
+        rounded = np.trunc(quotient) if rounding_mode == "trunc" else np.floor(quotient)
+        both_int = self.data.dtype.kind in "iu" and np.asarray(getattr(other, "data", other)).dtype.kind in "iu"
+        return _tensor.wrap(rounded.astype(np.int64) if both_int else rounded)
+
+    def neg(self):
+        """-self (PyTorch's neg)."""
+        return -self
+
+    def pow(self, exponent):
+        """self ** exponent (a number)."""
+        return self ** exponent
+
+    # --- larger and smaller (compare.py) ----------------------------------------------------------
+    def max(self, dim=None, keepdim=None, *, axis=None, keepdims=None):
+        """PyTorch's meanings: x.max() is the largest entry (0-d; tied entries share the gradient);
+        x.max(dim, keepdim=False) is a namedtuple (values, indices), the gradient going to the
+        entry `indices` names; x.max(other) is ta.maximum(x, other). numpy's spelling
+        x.max(axis=..., keepdims=...) gives the values only (axis may be a tuple)."""
+        return _tensor._compare.max_or_min(self, "max", dim, keepdim, axis, keepdims)
+
+    def min(self, dim=None, keepdim=None, *, axis=None, keepdims=None):
+        """As max, for the smallest: x.min(), x.min(dim) -> (values, indices), x.min(axis=...) -> values."""
+        return _tensor._compare.max_or_min(self, "min", dim, keepdim, axis, keepdims)
+
+    def maximum(self, other):
+        """ta.maximum(self, other): the larger element-wise; a tie splits the gradient in half."""
+        return _tensor._compare.maximum(self, other)
+
+    def minimum(self, other):
+        """ta.minimum(self, other): the smaller element-wise; a tie splits the gradient in half."""
+        return _tensor._compare.minimum(self, other)
+
+    def clamp(self, min=None, max=None):
+        """self limited to [min, max] element-wise (numbers or tensors); see compare.clamp. Also x.clip."""
+        return _tensor._compare.clamp(self, min, max)
+
+    clip = clamp
+
+    # --- statistics (statistics.py) --------------------------------------------------------------
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """The variance over `dim` (None: all), correction=1 by default; x.var(dim, False) is the biased one."""
+        return _tensor._statistics.var(self, dim, unbiased, keepdim, correction=correction)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """The standard deviation: var's square root (same arguments)."""
+        return _tensor._statistics.std(self, dim, unbiased, keepdim, correction=correction)
+
+    def logsumexp(self, dim, keepdim=False):
+        """log(sum(exp(self))) over `dim`, without overflow."""
+        return _tensor._statistics.logsumexp(self, dim, keepdim)
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """The p-norm over `dim` (None: all): p = 'fro'/2 (default), 1, inf, -inf or any p > 0."""
+        return _tensor._statistics.norm(self, p, dim, keepdim)
+
+    # --- picking (ops_select.py) -------------------------------------------------------------------
+    def cumsum(self, dim):
+        """Running sums along `dim`, same shape."""
+        return _tensor._select.cumsum(self, dim)
+
+    def gather(self, dim, index):
+        """Entries picked along `dim` by the integer `index` (PyTorch's gather), index's shape."""
+        return _tensor._select.gather(self, dim, index)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """(values, indices) of the k largest (largest=False: smallest) along `dim`, in order."""
+        return _tensor._select.topk(self, k, dim, largest, sorted)
+
+    def expand(self, *sizes):
+        """self repeated along its size-1 dims to `sizes` without copying (-1 keeps a size)."""
+        return _tensor._select.expand(self, *sizes)
+
+    # --- shapes (shaping.py) -------------------------------------------------------------------------
+    def split(self, split_size_or_sections, dim=0):
+        """Pieces along `dim`: of one size (an int; the last may be smaller) or of the sizes listed."""
+        return _tensor._shaping.split(self, split_size_or_sections, dim)
+
+    def chunk(self, chunks, dim=0):
+        """`chunks` pieces along `dim` of ceil(length / chunks) each (PyTorch's chunk)."""
+        return _tensor._shaping.chunk(self, chunks, dim)
+
+    def squeeze(self, dim=None):
+        """Without its size-1 dims (or those of them among `dim`)."""
+        return _tensor._shaping.squeeze(self, dim)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        """Dims start_dim..end_dim merged into one."""
+        return _tensor._shaping.flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim, sizes):
+        """Dim `dim` split into `sizes` (one -1 allowed)."""
+        return _tensor._shaping.unflatten(self, dim, sizes)
+
+    def repeat(self, *reps):
+        """Copied reps[i] times along dim i (numpy's tile)."""
+        return _tensor._shaping.repeat(self, *reps)
+
+    def flip(self, dims):
+        """Entries in reverse order along each of `dims`."""
+        return _tensor._shaping.flip(self, dims if not isinstance(dims, numbers.Integral) else (dims,))
+
+    def tril(self, diagonal=0):
+        """Zeros above the `diagonal`-th diagonal of the last two dims."""
+        return _tensor._shaping.tril(self, diagonal)
+
+    def triu(self, diagonal=0):
+        """Zeros below the `diagonal`-th diagonal of the last two dims."""
+        return _tensor._shaping.triu(self, diagonal)
+
+    def contiguous(self):
+        """self if its elements are laid out in row-major order already, else a row-major copy
+        that stays on the graph (PyTorch's contiguous)."""
+        if self.data.flags.c_contiguous:
+            return self
+        return self.reshape(-1).reshape(self.shape)  # flattening a strided array copies it into order
+
+
+_SLOTS = ("data", "grad", "requires_grad", "_ctx", "_out_index", "_hooks")
+
+from . import tensor as _tensor  # noqa: E402  (tensor.py imports this module before it defines Tensor)
