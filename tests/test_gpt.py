@@ -204,3 +204,11 @@ def test_bad_input_names_the_limit():
     with pytest.raises(ValueError, match="positions must be 'learned' or 'rope'"):
         ta.models.GPT(V, BLOCK, positions="alibi")
     assert model.generate(ids((1, 2)), 0).shape == (1, 2)  # nothing to add is not an error
+
+
+def test_dropout_acts_while_training_only():
+    model = tiny(dropout=0.5)
+    idx = ids((2, BLOCK))
+    assert not np.allclose(model(idx).data, model(idx).data)
+    model.eval()
+    np.testing.assert_array_equal(model(idx).data, model(idx).data)
