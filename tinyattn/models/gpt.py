@@ -180,6 +180,13 @@ class GPT(Module):
         loss = F.cross_entropy(logits.reshape(B * T, self.vocab_size), targets.reshape(-1), ignore_index=-1)
         return logits, loss
 
+    def load_state_dict(self, state_dict, strict=True):
+        """Module.load_state_dict, after dropping the causal masks `transformer.h.{i}.attn.bias`
+        (1, 1, block_size, block_size) that nanoGPT saves as buffers when its PyTorch has no
+        flash attention: constants, not weights (nanoGPT's from_pretrained skips them too)."""
+        masks = {f"transformer.h.{i}.attn.bias" for i in range(self.n_layer)}
+        return super().load_state_dict({k: v for k, v in state_dict.items() if k not in masks}, strict)
+
     def check_ids(self, idx, op):
         """idx as an int64 (B, T) array, or a TypeError / ValueError naming what is wrong."""
         if isinstance(idx, Tensor):
