@@ -194,7 +194,7 @@ class GPT(Module):
         idx = np.asarray(idx)
         if idx.dtype.kind not in "iu":
             raise TypeError(f"GPT.{op}: idx must hold integer token ids, got {idx.dtype} "
-                            "(convert with .long() or .astype(np.int64))")
+                            "(convert with .long())")
         if idx.ndim != 2:
             raise ValueError(f"GPT.{op}: idx must be (batch, time), got shape {idx.shape}; add a batch axis with idx[None]")
         if idx.size and (idx.min() < 0 or idx.max() >= self.vocab_size):
