@@ -1,5 +1,6 @@
 """Whole models built from tinyattn.nn."""
 from .classifiers import SequenceClassifier
+from .gpt import GPT
 from .pointer import PointerEncoder
 from .decoding import Hypothesis, beam_search, greedy
 from .luong import LuongDecoder, LuongSeq2Seq
