@@ -14,7 +14,7 @@ giving the same tokens in every case, learned positions or rope.
 import numpy as np
 
 from ..autograd.creation import generator
-from ..autograd.function import no_grad
+from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, wrap
 
 
