@@ -63,7 +63,7 @@ def train(name, model, data, steps, batch, out_dir, resume, lr=1e-2):
 
     def loss_fn(step):
         tokens, tags, lengths = data.batch(batch)
-        return F.cross_entropy(model(tokens, lengths), tags, ignore_index=TAG_PAD)
+        return F.cross_entropy(model(tokens, lengths).transpose(1, 2), tags, ignore_index=TAG_PAD)  # classes on axis 1, as PyTorch
 
     history = ta.train.fit(model, opt, loss_fn, steps, checkpoint=os.path.join(out_dir, f"{name}.ckpt.npz"),
                            checkpoint_every=100, resume=resume, clip_grad_norm=1.0, scheduler=schedule, rngs={"data": data.rng},

@@ -93,8 +93,8 @@ def half_losses(logits, tokens, half):
 
     First half: tokens 1..L, unpredictable. Repeated half: tokens L+2..2L, each predictable from
     the token before it (token L+1, the first repeated one, is not, and counts in neither)."""
-    first = F.cross_entropy(logits[:, :half], tokens[:, 1:half + 1])
-    repeated = F.cross_entropy(logits[:, half + 1:-1], tokens[:, half + 2:])
+    first = F.cross_entropy(logits[:, :half].transpose(1, 2), tokens[:, 1:half + 1])  # classes on axis 1
+    repeated = F.cross_entropy(logits[:, half + 1:-1].transpose(1, 2), tokens[:, half + 2:])
     return first, repeated
 
 
@@ -300,7 +300,7 @@ def main(argv=None):
     def loss_fn(step):
         tokens = data.batch(args.batch, int(data.rng.integers(max(2, L // 2), longest + 1)))
         logits = model(tokens)
-        return F.cross_entropy(logits[:, :-1], tokens[:, 1:])  # every next token, both halves
+        return F.cross_entropy(logits[:, :-1].transpose(1, 2), tokens[:, 1:])  # every next token, both halves
 
     opt = ta.optim.Adam(model.parameters(), lr=args.lr)
     schedule = ta.optim.StepLR(opt, step_size=max(1, 7 * args.steps // 10), gamma=0.2)  # finer steps to finish

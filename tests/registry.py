@@ -165,8 +165,8 @@ import tinyattn.nn.functional as F  # noqa: E402
 _T01 = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
 case(nn_ops.CrossEntropy, "reduction='none', label smoothing, ignore_index -100",
      lambda z: F.cross_entropy(z, np.array([2, -100, 0, 1]), reduction="none", label_smoothing=0.3), inputs(transposed(4, 3)))
-case(nn_ops.CrossEntropy, "reduction='sum', label smoothing", lambda z: F.cross_entropy(z, np.array([[1, 0], [2, 2]]), reduction="sum",
-     label_smoothing=0.1), inputs(normal(2, 2, 3)))
+case(nn_ops.CrossEntropy, "(N, C, d) as PyTorch, reduction='sum', label smoothing",
+     lambda z: F.cross_entropy(z, np.array([[1, 0], [2, 2]]), reduction="sum", label_smoothing=0.1), inputs(normal(2, 3, 2)))
 case(shp.MaskedFill, "tril and triu (diagonal 1)", lambda a: (a.tril(), ta.triu(a, diagonal=1)), inputs(transposed(2, 3, 4)))
 case(shp.GetItem, "split by sizes, chunk", lambda a: a.split([1, 3], dim=1) + a.chunk(2, dim=0), inputs(transposed(3, 4)))
 case(shp.GetItem, "flip two dims", lambda a: a.flip((0, 2)), inputs(strided(2, 3, 4)))

@@ -149,3 +149,21 @@ def test_randint_takes_pytorchs_size_keyword():
     draws = ta.randint(10, size=(3, 4))
     assert draws.shape == (3, 4) and draws.dtype == np.int64
     assert draws.data.min() >= 0 and draws.data.max() < 10
+
+
+def test_f_cross_entropy_takes_pytorchs_layout_with_the_classes_on_axis_1():
+    """(B, C, T) logits: tinyattn read the classes off the last axis, silently wrong when C == T."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    logits, target = rng.standard_normal((2, 4, 4)), np.array([[0, 3, 1, 2], [3, 3, -100, 0]])
+    ours = ta.tensor(logits, requires_grad=True)
+    theirs = torch.tensor(logits, requires_grad=True)
+    loss = ta.nn.functional.cross_entropy(ours, target, label_smoothing=0.1)
+    expected = torch.nn.functional.cross_entropy(theirs, torch.tensor(target), label_smoothing=0.1)
+    loss.backward()
+    expected.backward()
+    np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-12)
+    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-10)
+    # tinyattn's own ta.cross_entropy keeps the classes last
+    np.testing.assert_allclose(ta.cross_entropy(ta.tensor(logits.transpose(0, 2, 1)), target, label_smoothing=0.1).item(),
+                               expected.item(), rtol=1e-12)

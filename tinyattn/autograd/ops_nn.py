@@ -170,8 +170,9 @@ class CrossEntropy(Function):
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """PyTorch's F.cross_entropy for integer class targets, classes on the LAST axis: logits (N, C)
-    or (B, T, C) (PyTorch's own (N, C, d1, ...) puts them on axis 1), targets (N,) or (B, T).
+    """ta.cross_entropy: PyTorch's F.cross_entropy for integer class targets, but with the classes
+    on the LAST axis: logits (N, C) or (B, T, C), targets (N,) or (B, T). (F.cross_entropy takes
+    PyTorch's own layout, (N, C, d1, ...), and moves the classes here.)
     ignore_index (default -100, as PyTorch) marks targets that count for nothing; reduction
     "mean" (over kept targets), "sum" or "none"; label_smoothing in [0, 1]. One graph node."""
     from .tensor import Tensor
