@@ -1,10 +1,10 @@
-"""Every entry of tinyattn/ops/arrays.py's TABLE: its compiled kernel, and its door, against its
+"""Every entry of tinyattn/ops/fast_path.py's TABLE: its compiled kernel, and its door, against its
 numpy reference, on awkward layouts.
 
 Each entry has a generator below that draws its arguments: random shapes (zero-size and 0-d
 where the op takes them), float32 and float64, and every array in some layout (C order,
 transposed, every other element, negative steps, or broadcast with stride 0). The kernel
-(arrays.kernel(name)) and the door (arrays.<name>, so the `worth` predicates and kernel_takes
+(fast_path.kernel(name)) and the door (arrays.<name>, so the `worth` predicates and kernel_takes
 run too) must give the reference's shapes, dtypes and numbers, and leave their inputs alone
 (adam_update's in-place p, m and v are compared after the update instead). An entry without a
 generator fails, so a new kernel cannot skip this file.
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinyattn.ops import arrays
+from tinyattn.ops import arrays, fast_path
 
 RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 LAYOUTS = ("c", "transposed", "every other", "reversed", "broadcast")
@@ -109,7 +109,7 @@ def softmax_backward_args(draw, log=False):
     y_shape = draw(shape(1, 4, 0, 5))
     y = normal(draw, y_shape, dtype, scale=2.0)
     if y.size:
-        y = arrays.reference.log_softmax(y) if log else arrays.reference.softmax(y)
+        y = fast_path.reference.log_softmax(y) if log else fast_path.reference.softmax(y)
     return laid_out(draw, y), normal(draw, y_shape, dtype)
 
 
@@ -230,8 +230,8 @@ IN_PLACE = {"adam_update": (0, 2, 3)}  # the arguments a function updates in pla
 
 
 def test_every_table_entry_has_a_generator():
-    assert sorted(arrays.TABLE) == sorted(GENERATORS), (
-        f"TABLE entries without a generator in {__name__}: {sorted(set(arrays.TABLE) - set(GENERATORS))}")
+    assert sorted(fast_path.TABLE) == sorted(GENERATORS), (
+        f"TABLE entries without a generator in {__name__}: {sorted(set(fast_path.TABLE) - set(GENERATORS))}")
 
 
 def _copy(args):
@@ -261,8 +261,8 @@ def _assert_close(name, got, want):
 
 @pytest.mark.parametrize("name", sorted(GENERATORS))
 def test_kernel_and_door_equal_the_reference(name):
-    reference, _, needs_contiguous, _ = arrays.TABLE[name]
-    door, compiled = getattr(arrays, name), arrays.kernel(name)
+    reference, _, needs_contiguous, _ = fast_path.TABLE[name]
+    door, compiled = getattr(arrays, name), fast_path.kernel(name)
 
     @settings(max_examples=60)
     @given(args=GENERATORS[name])
@@ -284,9 +284,9 @@ def test_kernel_and_door_equal_the_reference(name):
 def test_adam_kernel_refuses_arrays_it_cannot_update_in_place():
     p = np.zeros((3, 4)).T
     with pytest.raises(ValueError, match="C order"):
-        arrays.kernel("adam_update")(p, p, p.copy(), p.copy(), (0.9, 0.1), (0.999, 0.001), 0.1, 1.0, 1e-8, 0.0)
+        fast_path.kernel("adam_update")(p, p, p.copy(), p.copy(), (0.9, 0.1), (0.999, 0.001), 0.1, 1.0, 1e-8, 0.0)
 
 
 def test_scatter_rows_kernel_refuses_indices_outside_the_table():
     with pytest.raises(IndexError, match="outside a table of 3 rows"):
-        arrays.kernel("scatter_rows")(np.array([0, 3]), np.ones((2, 2)), 3)
+        fast_path.kernel("scatter_rows")(np.array([0, 3]), np.ones((2, 2)), 3)

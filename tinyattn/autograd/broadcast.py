@@ -4,7 +4,7 @@ If forward broadcast an input of shape (3, 1) against (2, 3, 4), each input elem
 once per copy, so its gradient is the sum over the copies: over the new leading axes and over
 every axis where the input had size 1.
 """
-from ..ops.arrays import sum_over
+from ..ops import arrays
 
 
 def unbroadcast(grad, shape):
@@ -14,7 +14,7 @@ def unbroadcast(grad, shape):
     extra = grad.ndim - len(shape)
     summed = tuple(range(extra)) + tuple(extra + axis for axis, size in enumerate(shape)
                                          if size == 1 and grad.shape[extra + axis] != 1)
-    return sum_over(grad, summed).reshape(shape) if summed else grad.reshape(shape)
+    return arrays.sum_over(grad, summed).reshape(shape) if summed else grad.reshape(shape)
 
 
 def broadcasts_to(shape, target):

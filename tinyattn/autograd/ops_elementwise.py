@@ -5,7 +5,7 @@ gradient is dL/d(input). Binary ops broadcast, so their gradients pass through `
 """
 import numpy as np
 
-from ..ops.arrays import multiply, sigmoid
+from ..ops import arrays
 from .broadcast import unbroadcast
 from .function import Function
 from .errors import ShapeError
@@ -63,7 +63,7 @@ class Mul(Function):
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         try:
-            return multiply(a, b)
+            return arrays.multiply(a, b)
         except ValueError:
             raise _broadcast_error("mul", "*", a, b) from None
 
@@ -73,8 +73,8 @@ class Mul(Function):
         need_a, need_b = ctx.needs_input_grad
         if a.shape == b.shape:  # nothing was broadcast (the usual case): nothing to sum back
             return (g * b if need_a else None), (g * a if need_b else None)
-        return (unbroadcast(multiply(g, b), a.shape) if need_a else None,
-                unbroadcast(multiply(g, a), b.shape) if need_b else None)
+        return (unbroadcast(arrays.multiply(g, b), a.shape) if need_a else None,
+                unbroadcast(arrays.multiply(g, a), b.shape) if need_b else None)
 
 
 class Div(Function):
@@ -229,7 +229,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, x):
-        y = sigmoid(x)
+        y = arrays.sigmoid(x)
         ctx.save_for_backward(y)
         return y
 

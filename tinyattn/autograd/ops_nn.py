@@ -5,7 +5,7 @@ axis), so this file holds only the calculus.
 """
 import numpy as np
 
-from ..ops.arrays import log_softmax, log_softmax_backward, matmul, softmax, softmax_backward
+from ..ops import arrays
 from .broadcast import broadcasts_to, unbroadcast
 from .class_targets import check_options, check_targets
 from .errors import ShapeError, require_float
@@ -42,7 +42,7 @@ class MatMul(Function):
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
         ctx.save_for_backward(a2, b2)
-        y = matmul(a2, b2) if a.dtype.kind == "f" else np.matmul(a2, b2)
+        y = arrays.matmul(a2, b2) if a.dtype.kind == "f" else np.matmul(a2, b2)
         if b.ndim == 1:
             y = y[..., 0]
         if a.ndim == 1:
@@ -61,17 +61,17 @@ class MatMul(Function):
             g = g[..., None, :]
         grad_a = grad_b = None
         if need_a:
-            grad_a = unbroadcast(matmul(g, b2.swapaxes(-1, -2)), a2.shape).reshape(shape_a)
+            grad_a = unbroadcast(arrays.matmul(g, b2.swapaxes(-1, -2)), a2.shape).reshape(shape_a)
         if need_b:
-            grad_b = unbroadcast(matmul(a2.swapaxes(-1, -2), g), b2.shape).reshape(shape_b)
+            grad_b = unbroadcast(arrays.matmul(a2.swapaxes(-1, -2), g), b2.shape).reshape(shape_b)
         return grad_a, grad_b
 
 
-def _along(axis, function, *arrays):
+def _along(axis, function, *inputs):
     """Run a last-axis array function along `axis`: move that axis last, run, move it back."""
-    if axis == arrays[0].ndim - 1:  # already last, the usual case: np.moveaxis costs ~3 us a call
-        return function(*arrays)
-    return np.moveaxis(function(*(np.moveaxis(a, axis, -1) for a in arrays)), -1, axis)
+    if axis == inputs[0].ndim - 1:  # already last, the usual case: np.moveaxis costs ~3 us a call
+        return function(*inputs)
+    return np.moveaxis(function(*(np.moveaxis(a, axis, -1) for a in inputs)), -1, axis)
 
 
 class Softmax(Function):
@@ -95,7 +95,7 @@ class Softmax(Function):
             # a broadcast mask is read through strides, never copied to the scores' size.
             mask = mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape)
             mask = mask if last else np.moveaxis(mask, axis, -1)
-        y = softmax(x if last else np.moveaxis(x, axis, -1), mask)
+        y = arrays.softmax(x if last else np.moveaxis(x, axis, -1), mask)
         ctx.save_for_backward(y)
         ctx.axis = axis
         return y if last else np.moveaxis(y, -1, axis)
@@ -103,16 +103,16 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors  # kept with the softmax axis last
-        return _along(ctx.axis, lambda g_last: softmax_backward(y, g_last), g), None, None
+        return _along(ctx.axis, lambda g_last: arrays.softmax_backward(y, g_last), g), None, None
 
 
 class LogSoftmax(Function):
-    """y = x - log(sum(exp(x))) along `axis`;  dL/dx = g - softmax(x) * sum(g) = g - exp(y) * sum(g)."""
+    """y = x - log(sum(exp(x))) along `axis`;  dL/dx = g - arrays.softmax(x) * sum(g) = g - exp(y) * sum(g)."""
 
     @staticmethod
     def forward(ctx, x, axis):
         require_float("log_softmax", x=x)
-        y = _along(axis, log_softmax, x)
+        y = _along(axis, arrays.log_softmax, x)
         ctx.save_for_backward(y)
         ctx.axis = axis
         return y
@@ -120,15 +120,15 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return _along(ctx.axis, log_softmax_backward, y, g), None
+        return _along(ctx.axis, arrays.log_softmax_backward, y, g), None
 
 
 class CrossEntropy(Function):
     """Per kept target t (classes on the last axis, smoothing e, C classes), PyTorch's loss
-        l = -(1 - e) log softmax(z)[t] - (e / C) sum_c log softmax(z)[c],
+        l = -(1 - e) log arrays.softmax(z)[t] - (e / C) sum_c log arrays.softmax(z)[c],
     then reduced: "mean" over the kept targets, "sum", or "none" (one per target, 0 where ignored).
 
-    dl/dz = softmax(z) - (1 - e) onehot(t) - e / C on kept rows, 0 on ignored ones, times each
+    dl/dz = arrays.softmax(z) - (1 - e) onehot(t) - e / C on kept rows, 0 on ignored ones, times each
     row's upstream (g / n_kept for "mean"). Fused: one log-softmax, no one-hot matrix in forward.
     If every target is ignored the mean is 0 with zero gradient (PyTorch gives NaN), so a batch
     of padding cannot poison training.
@@ -139,7 +139,7 @@ class CrossEntropy(Function):
         require_float("cross_entropy", logits=logits)
         target = check_targets(logits, target, ignore_index)
         classes = logits.shape[-1]
-        log_probs = log_softmax(logits.reshape(-1, classes))
+        log_probs = arrays.log_softmax(logits.reshape(-1, classes))
         flat_target = target.reshape(-1)
         kept = flat_target != ignore_index if ignore_index is not None else np.ones(flat_target.shape, bool)
         safe_target = np.where(kept, flat_target, 0)

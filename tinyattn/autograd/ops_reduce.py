@@ -5,7 +5,7 @@ keepdims=False removed them) and let broadcasting copy g to the input's shape.
 """
 import numpy as np
 
-from ..ops.arrays import sum_over
+from ..ops import arrays
 from .function import Function
 
 
@@ -29,7 +29,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdims):
         ctx.shapes = x.shape, _kept_shape(x.shape, axes)
-        return sum_over(x, axes, keepdims)
+        return arrays.sum_over(x, axes, keepdims)
 
     @staticmethod
     def backward(ctx, g):
@@ -48,7 +48,7 @@ class Mean(Function):
             y = np.mean(x, axis=axes, keepdims=keepdims)
             ctx.count = max(1, x.size // max(1, np.size(y)))
             return y
-        total = sum_over(x, axes, keepdims)
+        total = arrays.sum_over(x, axes, keepdims)
         ctx.count = x.size // np.size(total)  # how many inputs each output averages
         return total / x.dtype.type(ctx.count)
 

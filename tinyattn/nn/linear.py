@@ -6,7 +6,7 @@ import numpy as np
 from ..autograd.creation import generator
 from ..autograd.errors import ShapeError, require_float
 from ..autograd.function import Function
-from ..ops.arrays import matmul, scatter_rows, sum_over
+from ..ops import arrays
 from .module import Module, Parameter
 from .sizes import check_sizes
 
@@ -34,7 +34,7 @@ class LinearFunction(Function):
         rows = x.reshape(-1, weight.shape[1])
         ctx.save_for_backward(rows, weight)
         ctx.x_shape = x.shape
-        y = matmul(rows, weight.T)
+        y = arrays.matmul(rows, weight.T)
         if bias is not None:
             y += bias
         return y.reshape(x.shape[:-1] + (weight.shape[0],))
@@ -44,9 +44,9 @@ class LinearFunction(Function):
         rows, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
         g_rows = np.ascontiguousarray(g).reshape(-1, weight.shape[0])
-        grad_x = matmul(g_rows, weight).reshape(ctx.x_shape) if need_x else None
-        grad_w = matmul(g_rows.T, rows) if need_w else None
-        grad_b = sum_over(g_rows, (0,)) if need_b else None
+        grad_x = arrays.matmul(g_rows, weight).reshape(ctx.x_shape) if need_x else None
+        grad_w = arrays.matmul(g_rows.T, rows) if need_w else None
+        grad_b = arrays.sum_over(g_rows, (0,)) if need_b else None
         return grad_x, grad_w, grad_b
 
 
@@ -84,7 +84,7 @@ class EmbeddingFunction(Function):
     def backward(ctx, g):
         (indices,) = ctx.saved_tensors
         shape, padding_idx = ctx.meta
-        grad = scatter_rows(indices.reshape(-1), g.reshape(-1, shape[1]), shape[0])
+        grad = arrays.scatter_rows(indices.reshape(-1), g.reshape(-1, shape[1]), shape[0])
         if padding_idx is not None:
             grad[padding_idx] = 0
         return grad, None, None

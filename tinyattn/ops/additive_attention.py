@@ -25,7 +25,7 @@ tanh beat a Numba loop with fast_tanh, 52-62 against 84-90 us, RESULTS.md) and `
 
 import numpy as np
 
-from .arrays import matmul, softmax, softmax_backward, through_pair_tanh
+from . import arrays
 
 
 def pair_tanh(wq, uk):
@@ -39,19 +39,19 @@ def additive_attention(wq, uk, v, values, mask):
     broadcasting to (B, Tq, Tk), or None."""
     hidden = pair_tanh(wq, uk)
     h = hidden.shape[-1]
-    scores = matmul(hidden.reshape(-1, h), v.reshape(h, 1)).reshape(hidden.shape[:3])
-    weights = softmax(scores, mask)
-    return matmul(weights, values), weights, hidden
+    scores = arrays.matmul(hidden.reshape(-1, h), v.reshape(h, 1)).reshape(hidden.shape[:3])
+    weights = arrays.softmax(scores, mask)
+    return arrays.matmul(weights, values), weights, hidden
 
 
 def additive_attention_backward(g_context, g_weights, weights, hidden, v, values):
     """-> (dwq, duk, dv, dvalues); g_weights None: the weights were not used."""
-    d_weights = matmul(g_context, values.swapaxes(-1, -2))
+    d_weights = arrays.matmul(g_context, values.swapaxes(-1, -2))
     if g_weights is not None:
         d_weights += g_weights
-    d_values = matmul(weights.swapaxes(-1, -2), g_context)
-    d_score = softmax_backward(weights, d_weights)
-    d_wq, d_uk = through_pair_tanh(d_score, v, hidden)
+    d_values = arrays.matmul(weights.swapaxes(-1, -2), g_context)
+    d_score = arrays.softmax_backward(weights, d_weights)
+    d_wq, d_uk = arrays.through_pair_tanh(d_score, v, hidden)
     h = hidden.shape[-1]
-    d_v = matmul(d_score.reshape(1, -1), hidden.reshape(-1, h)).reshape(h)
+    d_v = arrays.matmul(d_score.reshape(1, -1), hidden.reshape(-1, h)).reshape(h)
     return d_wq, d_uk, d_v, d_values

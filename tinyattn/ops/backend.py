@@ -7,8 +7,6 @@ Numba will not compile. Tests switch the backend in-process with `use_backend("n
 import contextlib
 import os
 
-import numpy as np
-
 BACKENDS = ("numba", "numpy")
 
 _backend = os.environ.get("TINYATTN_BACKEND", "numba").strip().lower() or "numba"
@@ -16,33 +14,7 @@ if _backend not in BACKENDS:
     raise ValueError(
         f"TINYATTN_BACKEND={_backend!r} is not a backend; use one of {', '.join(BACKENDS)}"
     )
-
-KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the compiled kernels take
-
-
-def kernel_takes(*args, contiguous=False):
-    """The one rule that lets a compiled kernel run: the backend is "numba", and every floating
-    array among `args` is float32 or float64, all of one dtype (and C-contiguous where the kernel
-    reads memory in order), with at least one. Otherwise the numpy reference runs: float16, an
-    integer input or a mixed call never reaches Numba. Other arguments (numbers, None) and
-    non-float arrays (indices, bool masks) do not vote: each kernel converts them itself."""
-    if _backend == "numpy":
-        return False
-    dtype = None
-    for array in args:
-        if array.__class__ is not np.ndarray:
-            continue
-        this = array.dtype
-        if this.kind == "f":
-            if dtype is None:
-                if this not in KERNEL_DTYPES:
-                    return False
-                dtype = this
-            elif this is not dtype and this != dtype:
-                return False
-        if contiguous and not array.flags.c_contiguous:
-            return False
-    return dtype is not None
+_fast_path = None  # ops/fast_path.py, once the fast path has been turned on
 
 
 def get_backend():
@@ -51,11 +23,18 @@ def get_backend():
 
 
 def set_backend(name):
-    """Switch every array function to `name` ("numba" or "numpy") for the rest of the process."""
-    global _backend
+    """Switch every array function to `name` ("numba" or "numpy") for the rest of the process:
+    "numba" swaps the fast path's doors into ops/arrays.py, "numpy" leaves the references there."""
+    global _backend, _fast_path
     if name not in BACKENDS:
         raise ValueError(f"backend {name!r} is not one of {', '.join(BACKENDS)}")
     _backend = name
+    if name == "numba":
+        from . import fast_path  # imported only when the fast path is turned on
+        _fast_path = fast_path
+        fast_path.install()
+    elif _fast_path is not None:
+        _fast_path.remove()
 
 
 @contextlib.contextmanager
@@ -67,3 +46,6 @@ def use_backend(name):
         yield
     finally:
         set_backend(previous)
+
+
+set_backend(_backend)  # the process's backend from TINYATTN_BACKEND, in force from import on

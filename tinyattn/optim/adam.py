@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from ..ops.arrays import adam_update
+from ..ops import arrays
 from .optimizer import Optimizer
 
 
@@ -36,7 +36,7 @@ class Adam(Optimizer):
         state["step"] += 1
         t = state["step"]
         # one pass over the parameter (adam_update: ops/reference.py, and its Numba kernel ops/kernels/adam.py)
-        adam_update(p.data, g, state["exp_avg"], state["exp_avg_sq"], (dtype(b1), dtype(1 - b1)), (dtype(b2), dtype(1 - b2)),
+        arrays.adam_update(p.data, g, state["exp_avg"], state["exp_avg_sq"], (dtype(b1), dtype(1 - b1)), (dtype(b2), dtype(1 - b2)),
                     dtype(group["lr"] / (1 - b1 ** t)), dtype(math.sqrt(1 - b2 ** t)),
                     dtype(group["eps"]), dtype(group["weight_decay"] if l2_decay is None else l2_decay))
 

@@ -11,7 +11,7 @@ two Numba passes beside numpy references); U k comes in already projected, as th
 """
 from ...autograd.function import Function
 from ...ops.additive_attention import additive_attention, additive_attention_backward
-from ...ops.arrays import matmul
+from ...ops import arrays
 
 
 class AdditiveAttention(Function):
@@ -27,7 +27,7 @@ class AdditiveAttention(Function):
     def forward(ctx, query, W, projected_keys, v, values, mask):
         B, Tq, Dq = query.shape
         query_rows = query.reshape(B * Tq, Dq)
-        wq = matmul(query_rows, W.T).reshape(B, Tq, W.shape[0])
+        wq = arrays.matmul(query_rows, W.T).reshape(B, Tq, W.shape[0])
         context, weights, hidden = additive_attention(wq, projected_keys, v[0], values, mask)
         ctx.save_for_backward(query_rows, W, v, values, weights, hidden)
         return context, weights
@@ -38,6 +38,6 @@ class AdditiveAttention(Function):
         d_wq, d_uk, d_v, d_values = additive_attention_backward(g_context, g_weights, weights, hidden, v[0], values)
         B, Tq, h = d_wq.shape
         d_wq_rows = d_wq.reshape(B * Tq, h)
-        d_query = matmul(d_wq_rows, W).reshape(B, Tq, -1)
-        d_W = matmul(d_wq_rows.T, query_rows)
+        d_query = arrays.matmul(d_wq_rows, W).reshape(B, Tq, -1)
+        d_W = arrays.matmul(d_wq_rows.T, query_rows)
         return d_query, d_W, d_uk, d_v.reshape(v.shape), d_values, None

@@ -36,7 +36,7 @@ import numpy as np
 
 from ...autograd.function import Function
 from ...ops.additive_attention import additive_attention, additive_attention_backward
-from ...ops.arrays import gru_gates, gru_gates_backward, matmul, sum_over
+from ...ops import arrays
 from .running_rows import RunningRows
 
 
@@ -63,7 +63,7 @@ class AttentiveGRUDecoder(Function):
         mask = None if mask is None else rows.sorted(np.broadcast_to(mask, (B, 1, keys.shape[1])))
         words_part, context_part = weight_ih[:, :E], weight_ih[:, E:]
         words = rows.time_first(embedded).reshape(T * B, E)  # time first, sorted (a fresh copy)
-        word_inputs = matmul(words, words_part.T).reshape(T, B, 3 * H)  # all steps in one product
+        word_inputs = arrays.matmul(words, words_part.T).reshape(T, B, 3 * H)  # all steps in one product
         if bias_ih is not None:
             word_inputs += bias_ih
         reads_state = np.concatenate([W, weight_hh])  # (h + 3H, H): W s and W_hh s in one product
@@ -76,14 +76,14 @@ class AttentiveGRUDecoder(Function):
             if n == 0:
                 break
             previous = states[t, :n]
-            from_state = matmul(previous, reads_state.T)
+            from_state = arrays.matmul(previous, reads_state.T)
             wq, gh = from_state[:, :h], from_state[:, h:]
             gh = gh + bias_hh if bias_hh is not None else np.ascontiguousarray(gh)
             context, weights, hidden = additive_attention(wq.reshape(n, 1, h), keys[:n], v[0], values[:n],
                                                           None if mask is None else mask[:n])
             contexts[t, :n] = context.reshape(n, Dv)
-            gi = word_inputs[t, :n] + matmul(contexts[t, :n], context_part.T)
-            states[t + 1, :n], r, z, candidate = gru_gates(gi, gh, previous, None)
+            gi = word_inputs[t, :n] + arrays.matmul(contexts[t, :n], context_part.T)
+            states[t + 1, :n], r, z, candidate = arrays.gru_gates(gi, gh, previous, None)
             steps[t] = weights, hidden, r, z, candidate, gh
         ctx.save_for_backward(words, keys, values, v, weight_ih, reads_state, states, contexts)
         ctx.rows, ctx.steps = rows, steps
@@ -109,8 +109,8 @@ class AttentiveGRUDecoder(Function):
                 continue
             weights, hidden, r, z, candidate, gh = ctx.steps[t]
             g_new = g_state[:n] + g_states[t, :n]
-            d_gi, d_gh, g_direct = gru_gates_backward(g_new, states[t, :n], r, z, candidate, gh, None)
-            d_context = g_contexts[t, :n] + matmul(d_gi, context_part)
+            d_gi, d_gh, g_direct = arrays.gru_gates_backward(g_new, states[t, :n], r, z, candidate, gh, None)
+            d_context = g_contexts[t, :n] + arrays.matmul(d_gi, context_part)
             d_wq, d_uk, d_v_t, d_values_t = additive_attention_backward(
                 d_context.reshape(n, 1, -1), None, weights, hidden, v[0], values[:n])
             d_keys[:n] += d_uk
@@ -119,16 +119,16 @@ class AttentiveGRUDecoder(Function):
             d_inputs[t, :n] = d_gi
             d_from_state[t, :n, :h] = d_wq.reshape(n, h)
             d_from_state[t, :n, h:] = d_gh
-            g_state[:n] = g_direct + matmul(d_from_state[t, :n], reads_state)
+            g_state[:n] = g_direct + arrays.matmul(d_from_state[t, :n], reads_state)
         # The weight gradients: sums over steps of (gradient at step t)^T (input at step t); a row
         # that did not run at a step has zero gradient there.
         d_inputs_rows, d_from_state_rows = d_inputs.reshape(T * B, 3 * H), d_from_state.reshape(T * B, h + 3 * H)
-        d_weight_ih = np.concatenate([matmul(d_inputs_rows.T, words),
-                                      matmul(d_inputs_rows.T, contexts.reshape(T * B, -1))], axis=1)
-        d_reads_state = matmul(d_from_state_rows.T, states[:-1].reshape(T * B, H))
-        d_embedded = matmul(d_inputs_rows, weight_ih[:, :E]).reshape(T, B, E)
+        d_weight_ih = np.concatenate([arrays.matmul(d_inputs_rows.T, words),
+                                      arrays.matmul(d_inputs_rows.T, contexts.reshape(T * B, -1))], axis=1)
+        d_reads_state = arrays.matmul(d_from_state_rows.T, states[:-1].reshape(T * B, H))
+        d_embedded = arrays.matmul(d_inputs_rows, weight_ih[:, :E]).reshape(T, B, E)
         has_bias_ih, has_bias_hh = ctx.has_bias
         return (rows.batch_first(d_embedded), rows.unsorted(g_state), rows.unsorted(d_keys), rows.unsorted(d_values),
                 d_reads_state[:h], d_v.reshape(v.shape), d_weight_ih, d_reads_state[h:],
-                sum_over(d_inputs_rows, (0,)) if has_bias_ih else None,
-                sum_over(d_from_state_rows[:, h:], (0,)) if has_bias_hh else None, None, None)
+                arrays.sum_over(d_inputs_rows, (0,)) if has_bias_ih else None,
+                arrays.sum_over(d_from_state_rows[:, h:], (0,)) if has_bias_hh else None, None, None)

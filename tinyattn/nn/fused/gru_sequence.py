@@ -23,7 +23,7 @@ a step passes its gradient through unchanged, as its state does.
 import numpy as np
 
 from ...autograd.function import Function
-from ...ops.arrays import gru_gates, gru_gates_backward, matmul, sum_over
+from ...ops import arrays
 from .running_rows import RunningRows
 
 
@@ -45,10 +45,10 @@ class GRUSequence(Function):
         for t in rows.steps(reverse):
             n = rows.counts[t]
             previous = state[:n].copy()
-            gh = matmul(previous, weight_hh.T)
+            gh = arrays.matmul(previous, weight_hh.T)
             if bias_hh is not None:
                 gh += bias_hh
-            new, r, z, candidate = gru_gates(gi_sorted[t, :n], gh, previous, None)
+            new, r, z, candidate = arrays.gru_gates(gi_sorted[t, :n], gh, previous, None)
             state[:n] = outputs[t, :n] = new
             saved[t] = previous, r, z, candidate, gh
         ctx.save_for_backward(weight_hh)
@@ -68,9 +68,9 @@ class GRUSequence(Function):
             n = rows.counts[t]
             previous, r, z, candidate, gh = ctx.saved_steps[t]
             g_new = g_state[:n] + g_outputs_sorted[t, :n]
-            d_gi[t, :n], d_gh, g_direct = gru_gates_backward(g_new, previous, r, z, candidate, gh, None)
-            g_state[:n] = g_direct + matmul(d_gh, weight_hh)
-            d_weight += matmul(d_gh.T, previous)
+            d_gi[t, :n], d_gh, g_direct = arrays.gru_gates_backward(g_new, previous, r, z, candidate, gh, None)
+            g_state[:n] = g_direct + arrays.matmul(d_gh, weight_hh)
+            d_weight += arrays.matmul(d_gh.T, previous)
             if d_bias is not None:
-                d_bias += sum_over(d_gh, (0,))
+                d_bias += arrays.sum_over(d_gh, (0,))
         return rows.batch_first(d_gi), rows.unsorted(g_state), d_weight, d_bias, None, None

@@ -14,7 +14,7 @@ gradient of c before the step, and dL/dh before the step = d_gates W_hh.
 import numpy as np
 
 from ...autograd.function import Function
-from ...ops.arrays import lstm_gates, lstm_gates_backward, matmul, sum_over
+from ...ops import arrays
 from .running_rows import RunningRows
 
 
@@ -36,10 +36,10 @@ class LSTMSequence(Function):
         for t in rows.steps(reverse):
             n = rows.counts[t]
             h_previous, c_previous = h[:n].copy(), c[:n].copy()
-            gates = gi_sorted[t, :n] + matmul(h_previous, weight_hh.T)
+            gates = gi_sorted[t, :n] + arrays.matmul(h_previous, weight_hh.T)
             if bias_hh is not None:
                 gates += bias_hh
-            h_new, c_new, i, f, g, o, tanh_c = lstm_gates(gates, c_previous, h_previous, None)
+            h_new, c_new, i, f, g, o, tanh_c = arrays.lstm_gates(gates, c_previous, h_previous, None)
             h[:n] = outputs[t, :n] = h_new
             c[:n] = c_new
             saved[t] = h_previous, c_previous, i, f, g, o, tanh_c
@@ -60,10 +60,10 @@ class LSTMSequence(Function):
             n = rows.counts[t]
             h_previous, c_previous, i, f, g, o, tanh_c = ctx.saved_steps[t]
             grad_h = g_h[:n] + g_outputs_sorted[t, :n]
-            d_gates, g_c[:n], _ = lstm_gates_backward(grad_h, g_c[:n], c_previous, i, f, g, o, tanh_c, None)
+            d_gates, g_c[:n], _ = arrays.lstm_gates_backward(grad_h, g_c[:n], c_previous, i, f, g, o, tanh_c, None)
             d_gi[t, :n] = d_gates
-            g_h[:n] = matmul(d_gates, weight_hh)
-            d_weight += matmul(d_gates.T, h_previous)
+            g_h[:n] = arrays.matmul(d_gates, weight_hh)
+            d_weight += arrays.matmul(d_gates.T, h_previous)
             if d_bias is not None:
-                d_bias += sum_over(d_gates, (0,))
+                d_bias += arrays.sum_over(d_gates, (0,))
         return rows.batch_first(d_gi), rows.unsorted(g_h), rows.unsorted(g_c), d_weight, d_bias, None, None

@@ -22,18 +22,18 @@ tinyattn/ops/reference_blocks.py (numpy) and tinyattn/ops/kernels/recurrent_gate
 import numpy as np
 
 from ...autograd.function import Function
-from ...ops.arrays import gru_gates, gru_gates_backward, lstm_gates, lstm_gates_backward, matmul, sum_over
+from ...ops import arrays
 from ...ops.reference_blocks import freeze
 
 
 def _hidden_projection(h, w_hh, b_hh):
-    gh = matmul(h, w_hh.T)
+    gh = arrays.matmul(h, w_hh.T)
     return gh + b_hh if b_hh is not None else gh
 
 
 def _through_hidden_projection(d_gates, h, w_hh, has_bias):
     """Gradients of gh = h W_hh^T + b_hh: (to h, to W_hh, to b_hh)."""
-    return matmul(d_gates, w_hh), matmul(d_gates.T, h), (sum_over(d_gates, (0,)) if has_bias else None)
+    return arrays.matmul(d_gates, w_hh), arrays.matmul(d_gates.T, h), (arrays.sum_over(d_gates, (0,)) if has_bias else None)
 
 
 class RNNStep(Function):
@@ -70,7 +70,7 @@ class GRUStep(Function):
     @staticmethod
     def forward(ctx, gi, h, w_hh, b_hh, keep):
         gh = _hidden_projection(h, w_hh, b_hh)
-        new, r, z, n = gru_gates(gi, gh, h, keep)
+        new, r, z, n = arrays.gru_gates(gi, gh, h, keep)
         ctx.save_for_backward(h, w_hh, r, z, n, gh)
         ctx.meta = keep, b_hh is not None
         return new
@@ -79,7 +79,7 @@ class GRUStep(Function):
     def backward(ctx, g):
         h, w_hh, r, z, n, gh = ctx.saved_tensors
         keep, has_bias = ctx.meta
-        d_gi, d_gh, dh_direct = gru_gates_backward(g, h, r, z, n, gh, keep)
+        d_gi, d_gh, dh_direct = arrays.gru_gates_backward(g, h, r, z, n, gh, keep)
         dh, dw, db = _through_hidden_projection(d_gh, h, w_hh, has_bias)
         return d_gi, dh + dh_direct, dw, db, None
 
@@ -94,7 +94,7 @@ class LSTMStep(Function):
     @staticmethod
     def forward(ctx, gi, h, c, w_hh, b_hh, keep):
         gates = gi + _hidden_projection(h, w_hh, b_hh)
-        h_new, c_new, i, f, g, o, tanh_c = lstm_gates(gates, c, h, keep)
+        h_new, c_new, i, f, g, o, tanh_c = arrays.lstm_gates(gates, c, h, keep)
         ctx.save_for_backward(h, c, w_hh, i, f, g, o, tanh_c)
         ctx.meta = keep, b_hh is not None
         return h_new, c_new
@@ -103,7 +103,7 @@ class LSTMStep(Function):
     def backward(ctx, grad_h, grad_c):
         h, c, w_hh, i, f, g, o, tanh_c = ctx.saved_tensors
         keep, has_bias = ctx.meta
-        d_gates, dc_prev, dh_frozen = lstm_gates_backward(grad_h, grad_c, c, i, f, g, o, tanh_c, keep)
+        d_gates, dc_prev, dh_frozen = arrays.lstm_gates_backward(grad_h, grad_c, c, i, f, g, o, tanh_c, keep)
         dh, dw, db = _through_hidden_projection(d_gates, h, w_hh, has_bias)
         if dh_frozen is not None:
             dh = dh + dh_frozen

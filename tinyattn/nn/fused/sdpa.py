@@ -18,11 +18,11 @@ weights output, so the chain rule through it is dL/dW = keep * dL/dW'.
 """
 from ...autograd.broadcast import unbroadcast
 from ...autograd.function import Function
-from ...ops.arrays import matmul, softmax, softmax_backward
+from ...ops import arrays
 
 
 class ScaledDotProductAttention(Function):
-    """(O, W) = (softmax(Q K^T * scale + bias, mask) V, softmax(...)); backward in the module docstring.
+    """(O, W) = (arrays.softmax(Q K^T * scale + bias, mask) V, arrays.softmax(...)); backward in the module docstring.
 
     bias (added to the scores) and keep (dropout's multiplier of the weights) may be None.
     Equals nn/sdpa.py's attention_composed(q, k, v, mask, scale, bias, keep).
@@ -34,29 +34,29 @@ class ScaledDotProductAttention(Function):
     def forward(ctx, q, k, v, mask, scale, bias=None, keep=None):
         # The scale multiplies q (T x d) rather than the scores (T x T): the same product,
         # fewer multiplications whenever there are more keys than dimensions.
-        scores = matmul(q * q.dtype.type(scale), k.swapaxes(-1, -2))
+        scores = arrays.matmul(q * q.dtype.type(scale), k.swapaxes(-1, -2))
         if bias is not None:
             scores = scores + bias
-        weights = softmax(scores, mask)
+        weights = arrays.softmax(scores, mask)
         dropped = weights if keep is None else weights * keep
         ctx.save_for_backward(q, k, v, weights, dropped, keep)
         ctx.scale = scale
         ctx.bias_shape = None if bias is None else bias.shape
-        return matmul(dropped, v), dropped
+        return arrays.matmul(dropped, v), dropped
 
     @staticmethod
     def backward(ctx, g_out, g_weights):
         q, k, v, weights, dropped, keep = ctx.saved_tensors
         dtype = weights.dtype.type
-        d_weights = matmul(g_out, v.swapaxes(-1, -2)) + g_weights
+        d_weights = arrays.matmul(g_out, v.swapaxes(-1, -2)) + g_weights
         if keep is not None:
             d_weights = d_weights * keep
-        d_v = matmul(dropped.swapaxes(-1, -2), g_out)
-        d_scores = softmax_backward(weights, d_weights)
+        d_v = arrays.matmul(dropped.swapaxes(-1, -2), g_out)
+        d_scores = arrays.softmax_backward(weights, d_weights)
         scale = dtype(ctx.scale)
         # a batch dim that q, k or v broadcast along sums its gradient back (as in any broadcast)
-        d_q = unbroadcast(matmul(d_scores, k) * scale, q.shape)
-        d_k = unbroadcast(matmul(d_scores.swapaxes(-1, -2), q) * scale, k.shape)
+        d_q = unbroadcast(arrays.matmul(d_scores, k) * scale, q.shape)
+        d_k = unbroadcast(arrays.matmul(d_scores.swapaxes(-1, -2), q) * scale, k.shape)
         d_v = unbroadcast(d_v, v.shape)
         d_bias = unbroadcast(d_scores, ctx.bias_shape) if ctx.needs_input_grad[5] else None
         return d_q, d_k, d_v, None, None, d_bias, None

@@ -1,0 +1,116 @@
+"""The fast path: compiled kernels swapped in for the array functions the op rules call.
+
+ops/arrays.py names every array function the engine calls; each starts as its plain numpy
+reference. `install()` (backend.py calls it when the backend is "numba", the default) replaces
+each name there with a door that runs the compiled kernel where the benchmarks found it faster,
+and `remove()` puts the references back: with TINYATTN_BACKEND=numpy, nothing in this file runs.
+
+    TABLE[name] = (reference function, kernel module in tinyattn/ops/kernels/, needs contiguous,
+                   worth: which calls the kernel wins at, from the benchmarks, or None for all)
+
+A door runs the kernel `name` of tinyattn/ops/kernels/<module>.py when `worth` says the
+benchmarks found it faster for such arguments and `kernel_takes` (the one rule: every float
+array float32 or float64 of one dtype, contiguous if the kernel needs it) allows it; the
+reference otherwise. A kernel module is imported, and so Numba loaded, on the first call that
+runs one of its kernels, never on import. benchmarks/RESULTS.md gives each kernel's figure.
+"""
+import importlib
+
+import numpy as np
+
+from . import arrays, reference, reference_blocks
+
+KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the compiled kernels take
+
+
+def kernel_takes(*args, contiguous=False):
+    """The one rule that lets a compiled kernel run: every floating array among `args` is
+    float32 or float64, all of one dtype (and C-contiguous where the kernel reads memory in
+    order), with at least one. Otherwise the numpy reference runs: float16, an integer input or a
+    mixed call never reaches Numba. Other arguments (numbers, None) and non-float arrays
+    (indices, bool masks) do not vote: each kernel converts them itself."""
+    dtype = None
+    for array in args:
+        if array.__class__ is not np.ndarray:
+            continue
+        this = array.dtype
+        if this.kind == "f":
+            if dtype is None:
+                if this not in KERNEL_DTYPES:
+                    return False
+                dtype = this
+            elif this is not dtype and this != dtype:
+                return False
+        if contiguous and not array.flags.c_contiguous:
+            return False
+    return dtype is not None
+
+
+def _outer_product(a, b):
+    """BLAS wins every product but an inner size of 1 (an outer product per batch entry)."""
+    return a.ndim >= 2 and b.ndim >= 2 and a.shape[-1] == 1 and b.shape[-2] == 1
+
+
+def _broadcast(a, b):
+    """numpy's own product wins when nothing is broadcast (the usual case)."""
+    return a.shape != b.shape
+
+
+def _some_axes(x, axes, keepdims=False):
+    """numpy's pairwise sum stays for a sum over every axis (a loss)."""
+    return axes is not None
+
+
+TABLE = {
+    "matmul": (reference.matmul, "matmul", False, _outer_product),
+    "softmax": (reference.softmax, "softmax", False, None),
+    "softmax_backward": (reference.softmax_backward, "softmax", False, None),
+    "log_softmax": (reference.log_softmax, "softmax", False, None),
+    "log_softmax_backward": (reference.log_softmax_backward, "softmax", False, None),
+    "sum_over": (reference.sum_over, "sums", True, _some_axes),
+    "multiply": (reference.multiply, "broadcast_products", False, _broadcast),
+    "sigmoid": (reference.sigmoid, "sigmoid", False, None),
+    "scatter_rows": (reference.scatter_rows, "scatter_rows", False, None),
+    "adam_update": (reference.adam_update, "adam", True, None),
+    "gru_gates": (reference_blocks.gru_gates, "recurrent_gates", False, None),
+    "gru_gates_backward": (reference_blocks.gru_gates_backward, "recurrent_gates", False, None),
+    "lstm_gates": (reference_blocks.lstm_gates, "recurrent_gates", False, None),
+    "lstm_gates_backward": (reference_blocks.lstm_gates_backward, "recurrent_gates", False, None),
+    "through_pair_tanh": (reference_blocks.through_pair_tanh, "additive_attention", False, None),
+}
+
+
+def kernel(name):
+    """The compiled kernel `name` (importing its module, and Numba, on first use)."""
+    module = importlib.import_module(f"{__name__.rsplit('.', 1)[0]}.kernels.{TABLE[name][1]}")
+    return getattr(module, name)
+
+
+def _door(name):
+    reference_function, _, contiguous, worth = TABLE[name]
+    compiled = None
+
+    def door(*args):
+        nonlocal compiled
+        if (worth is None or worth(*args)) and kernel_takes(*args, contiguous=contiguous):
+            if compiled is None:
+                compiled = kernel(name)
+            return compiled(*args)
+        return reference_function(*args)
+
+    door.__name__ = door.__qualname__ = name
+    door.__doc__ = reference_function.__doc__
+    door.reference = reference_function
+    return door
+
+
+def install():
+    """Swap a door in for every array function of TABLE (ops/arrays.py's names)."""
+    for name in TABLE:
+        setattr(arrays, name, _door(name))
+
+
+def remove():
+    """Put every array function's numpy reference back."""
+    for name, (reference_function, *_) in TABLE.items():
+        setattr(arrays, name, reference_function)
