@@ -252,9 +252,11 @@ be learned instead."""),
         self.unembed = nn.Linear(d_model, vocab_size, bias=False)
 
     def forward(self, tokens):
-        x = self.embed(tokens) + self.positions(np.arange(tokens.shape[1]))
+        T = tokens.shape[1]
+        x = self.embed(tokens) + self.positions(np.arange(T))
+        hidden = ta.triu(ta.ones(T, T), diagonal=1) == 1   # True = may not attend (PyTorch's polarity)
         for attention in self.layers:
-            x = x + attention(x, x, x, need_weights=False, is_causal=True)[0]
+            x = x + attention(x, x, x, attn_mask=hidden, need_weights=False)[0]
         return self.unembed(x)
 
 V = 32                                               # random tokens 0..31; 32 marks the start
