@@ -268,7 +268,7 @@ def repeated(n, half):
 
 def repeated_half_loss(model, tokens, half):         # predicting tokens half + 2 .. 2 half
     with ta.no_grad():
-        return F.cross_entropy(model(tokens)[:, half + 1:-1], tokens[:, half + 2:]).item()
+        return F.cross_entropy(model(tokens)[:, half + 1:-1].transpose(1, 2), tokens[:, half + 2:]).item()
 
 ta.manual_seed(0)
 tiny = AttentionOnly(V + 1, max_len=2 * 12 + 1)
@@ -277,7 +277,7 @@ L, test = 8, repeated(200, 8)
 print(f"repeated half's loss before training: {repeated_half_loss(tiny, test, L):.3f} (ln V = {np.log(V):.3f})")
 for step in range(1000):
     tokens = repeated(32, int(rng.integers(4, 13)))
-    loss = F.cross_entropy(tiny(tokens)[:, :-1], tokens[:, 1:])   # every next token
+    loss = F.cross_entropy(tiny(tokens)[:, :-1].transpose(1, 2), tokens[:, 1:])   # every next token (classes on axis 1, as PyTorch)
     optimizer.zero_grad(); loss.backward(); optimizer.step()
 after = repeated_half_loss(tiny, test, L)
 print(f"repeated half's loss after 1000 steps: {after:.3f}")

@@ -192,3 +192,10 @@ def test_a_change_of_an_output_its_node_saved_is_caught_at_that_node():
         y.reshape(2, 1).add_(1.0)  # through a view of y
     with pytest.raises(RuntimeError, match=r"modified by an inplace operation: .* its output of Exp"):
         total.backward()
+
+
+def test_copy_takes_a_numpy_array_too():
+    p = nn.Parameter(np.zeros((2, 2), np.float32))
+    with ta.no_grad():
+        p.copy_(np.arange(4.0).reshape(2, 2))  # float64 values into a float32 parameter
+    assert p.dtype == np.float32 and np.array_equal(p.data, [[0, 1], [2, 3]])

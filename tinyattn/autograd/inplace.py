@@ -105,8 +105,11 @@ class InPlaceOps:
         return self.fill_(0)
 
     def copy_(self, src):
-        """src's values (broadcast to self's shape, cast to self's dtype); the gradient flows to src."""
-        if isinstance(src, _tensor.Tensor) and src.dtype != self.dtype:
+        """src's values (broadcast to self's shape, cast to self's dtype); the gradient flows to src.
+        src may also be a numpy array or a number (PyTorch wants a Tensor; the values are the same)."""
+        if not isinstance(src, _tensor.Tensor):
+            src = _tensor.wrap(np.asarray(src))
+        if src.dtype != self.dtype:
             src = src.to(self.dtype)
         return self._change_in_place("copy_", lambda x: _replaced(x, src))
 
