@@ -42,6 +42,12 @@ BUCKETS = {"hard": [(5, 10), (11, 20), (21, 30), (31, 40), (41, 50)], "quick": [
 SCORES = {"bahdanau": ["additive", "general", "dot", "scaled_dot", "cosine"], "luong": ["general", "dot", "concat"]}
 COMPARED = [("none", None), ("bahdanau", "additive"), ("luong", "dot"), ("luong", "general"), ("luong", "concat"),
             ("transformer", None)]
+# The Transformer's recipe (docs/transformer_translator.md): rotary positions in every attention,
+# the cross-attention's included, label smoothing 0.1, pre-norm, Adam from 3e-3 with 50 steps of
+# warmup and a cosine decay; 400 steps. The recurrent decoders train 1,200 steps.
+TRANSFORMER = {"positions": "rope", "label_smoothing": 0.1, "norm_first": True, "warmup_cosine": True}
+STEPS = {"transformer": 400}
+LONG_BUCKETS = [(51, 75), (76, 100)]  # --compare's sentences longer than any trained on
 
 
 class Pair:
@@ -69,55 +75,64 @@ def model_name(decoder, score):
     return decoder if plain else f"{decoder}_{score}"
 
 
-def build(decoder, score, pair, hidden):
+def build(decoder, score, pair, hidden, recipe=None):
+    """The model; a Transformer follows TRANSFORMER, or `recipe` (an ablation's variant of it)."""
     V, W = len(pair.source_vocab), len(pair.target_vocab)
     if decoder == "luong":
         return LuongSeq2Seq(V, W, **TOKEN_IDS, hidden_size=hidden, score=score)
     if decoder == "transformer":
-        return TransformerSeq2Seq(V, W, **TOKEN_IDS, d_model=hidden)
+        recipe = recipe or TRANSFORMER
+        return TransformerSeq2Seq(V, W, **TOKEN_IDS, d_model=hidden, positions=recipe["positions"],
+                                  label_smoothing=recipe["label_smoothing"], norm_first=recipe["norm_first"])
     return Seq2Seq(V, W, **TOKEN_IDS, hidden_size=hidden, attention=None if decoder == "none" else score)
 
 
-def train(name, model, pair, args, out_dir):
-    """Teacher-forced training with ta.train.fit (progress line, checkpoints, exact --resume);
-    the learning rate drops to a fifth for the last 40 % of the steps."""
-    lr = args.lr or (2e-3 if isinstance(model, TransformerSeq2Seq) else 3e-3)
-    opt = ta.optim.Adam(model.parameters(), lr=lr)
-    schedule = ta.optim.StepLR(opt, step_size=max(1, int(0.6 * args.steps)), gamma=0.2)
+def train(name, model, pair, args, out_dir, steps, warmup_cosine):
+    """Teacher-forced training with ta.train.fit (progress line, checkpoints, exact --resume).
+    Adam from 3e-3 (--lr); with warmup_cosine (the Transformer's) 50 steps of linear warmup, then
+    a cosine decay to 0; otherwise the rate drops to a fifth for the last 40 % of the steps."""
+    opt = ta.optim.Adam(model.parameters(), lr=args.lr or 3e-3)
+    if warmup_cosine:
+        schedule = ta.optim.WarmupCosine(opt, warmup_steps=min(50, steps // 4), total_steps=steps)
+    else:
+        schedule = ta.optim.StepLR(opt, step_size=max(1, int(0.6 * steps)), gamma=0.2)
     start = time.perf_counter()
-    history = ta.train.fit(model, opt, lambda step: model.loss(*pair.train.batch(args.batch)), args.steps,
+    history = ta.train.fit(model, opt, lambda step: model.loss(*pair.train.batch(args.batch)), steps,
                            checkpoint=os.path.join(out_dir, f"{name}.ckpt.npz"), checkpoint_every=100,
                            resume=args.resume, clip_grad_norm=1.0, scheduler=schedule,
                            rngs={"data": pair.train.rng}, label=f"{name:>16s}")
     if history.stopped:
         raise SystemExit(f"{name}: {history.stopped}")
     with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
-        json.dump({"decoder": name, "pair": pair.name, "hidden": args.hidden}, f)
+        json.dump({"decoder": name, "pair": pair.name, "hidden": args.hidden, "steps": steps}, f)
     return history, time.perf_counter() - start
 
 
-def evaluate(model, pair, beam=1):
-    """Exact match, BLEU and alignment accuracy on the test sentences, overall and by length."""
+def evaluate(model, pair, beam=1, test=None, buckets=None):
+    """Exact match, BLEU and alignment accuracy on the test sentences (or `test`, in `buckets`,
+    without alignment), overall and by length."""
     hyps, refs, looks, golds = [], [], [], []
+    examples = pair.test if test is None else test
     with ta.no_grad():
         model.eval()
-        for i in range(0, len(pair.test), 128):
-            chunk = pair.test[i:i + 128]
+        for i in range(0, len(examples), 128):
+            chunk = examples[i:i + 128]
             source, lengths, target = pair.train.encode_pairs([(w, t) for w, t, _ in chunk])
             hyps += [pair.target_vocab.decode(h.tokens) for h in model.decode(source, lengths, beam_size=beam)]
             refs += [t for _, t, _ in chunk]
-            if chunk[0][2] is not None and not (isinstance(model, Seq2Seq) and model.decoder.attention_kind is None):
+            if (test is None and chunk[0][2] is not None
+                    and not (isinstance(model, Seq2Seq) and model.decoder.attention_kind is None)):
                 weights = model.teacher_forced_weights(source, lengths, target)  # where it looks to write word t
                 looks += [w[:len(g), :len(s)] for w, (s, _, g) in zip(weights, chunk)]
                 golds += [g for _, _, g in chunk]
-    lengths = [len(w) for w, _, _ in pair.test]
+    lengths = [len(w) for w, _, _ in examples]
     figures = {"exact": (metrics.exact_match, hyps, refs), "bleu": (metrics.corpus_bleu, hyps, refs)}
     if looks:
         figures["align"] = (metrics.alignment_accuracy, looks, golds)
     result = {"by_length": {}, "overall": {}}
     for key, (metric, *columns) in figures.items():
         result["overall"][key] = metric(*columns)
-        for bucket, value in metrics.by_length(metric, lengths, BUCKETS[pair.name], *columns).items():
+        for bucket, value in metrics.by_length(metric, lengths, buckets or BUCKETS[pair.name], *columns).items():
             result["by_length"].setdefault(bucket, {})[key] = value
     for row in result["by_length"].values():
         row.setdefault("align", None)
@@ -195,19 +210,27 @@ def draw_alignment(model, pair, words, gold, path):
     return written
 
 
-def run(args, decoders):
+def run(args, decoders, variants=None, longer=None):
+    """Train and test each (decoder, score); `variants` {name: Transformer recipe} instead trains
+    one Transformer per recipe, all from the same initial seed (the ablation); `longer`: test
+    sentences longer than any trained on, scored in LONG_BUCKETS as results[name]["longer"]."""
     out_dir = args.out_dir
     os.makedirs(out_dir, exist_ok=True)
     pair = Pair(args.pair, args.test_per_length)
     results, histories = {}, {}
-    for index, (decoder, score) in enumerate(decoders):
-        name = model_name(decoder, score)
-        ta.manual_seed(index)
-        model = build(decoder, score, pair, args.hidden)
-        histories[name], seconds = train(name, model, pair, args, out_dir)
+    runs = [(model_name(d, s), d, s, None) for d, s in decoders] if variants is None else \
+        [(name, "transformer", None, recipe) for name, recipe in variants.items()]
+    for index, (name, decoder, score, recipe) in enumerate(runs):
+        ta.manual_seed(index if variants is None else 0)
+        model = build(decoder, score, pair, args.hidden, recipe)
+        steps = args.steps or STEPS.get(decoder, 1200)
+        warmup_cosine = decoder == "transformer" and (recipe or TRANSFORMER)["warmup_cosine"]
+        histories[name], seconds = train(name, model, pair, args, out_dir, steps, warmup_cosine)
         results[name] = evaluate(model, pair)
-        results[name]["train_seconds"] = seconds
-        results[name]["parameters"] = int(sum(p.data.size for p in model.parameters()))
+        results[name].update(train_seconds=seconds, steps=steps,
+                             parameters=int(sum(p.data.size for p in model.parameters())))
+        if longer:
+            results[name]["longer"] = evaluate(model, pair, test=longer, buckets=LONG_BUCKETS)["by_length"]
         if decoder != "none":
             attending = model
     print_table(results)
@@ -253,9 +276,10 @@ def main(argv=None):
                         help="train (or, with --translate, use) this one model; default: bahdanau and none")
     parser.add_argument("--score", help="attention score: bahdanau additive|general|dot|scaled_dot|cosine "
                                         "(default additive), luong dot|general|concat (default general)")
-    parser.add_argument("--steps", type=int, default=1200, help="training steps per model (batches of --batch)")
+    parser.add_argument("--steps", type=at_least_one, help="training steps per model (batches of --batch); default "
+                                                           "1200, the Transformer's 400")
     parser.add_argument("--batch", type=at_least_one, default=64, help="sentence pairs per training step")
-    parser.add_argument("--lr", type=float, help="Adam's learning rate (default 3e-3, the Transformer's 2e-3)")
+    parser.add_argument("--lr", type=float, help="Adam's first learning rate (default 3e-3)")
     parser.add_argument("--hidden", type=at_least_one, default=64, help="GRU size per direction; the Transformer's d_model")
     parser.add_argument("--test-per-length", type=int, default=10, help="test sentences of each length")
     parser.add_argument("--out-dir", default="translate_out", help="checkpoints, pictures, results.json")
@@ -268,6 +292,8 @@ def main(argv=None):
     parser.add_argument("--compare", action="store_true", help="every decoder on one budget: report.md, compare.png and "
                                                                "checkpoints in OUT_DIR/compare/ (translate_out/compare/)")
     parser.add_argument("--short", action="store_true", help="with --compare: 300 steps each (under 10 minutes)")
+    parser.add_argument("--ablation", action="store_true", help="the Transformer's recipe with each ingredient off "
+                                                                "alone: results.json and ablation.md in OUT_DIR/ablation/")
     args = parser.parse_args(argv)
     if args.score and args.decoder not in SCORES:
         parser.error("--score goes with --decoder bahdanau or --decoder luong")
@@ -285,7 +311,11 @@ def main(argv=None):
     if args.compare:
         from translate_cli import compare_command
 
-        return compare_command(args, COMPARED, run)
+        return compare_command(args, COMPARED, run, LONG_BUCKETS)
+    if args.ablation:
+        from translate_cli import ablation_command
+
+        return ablation_command(args, TRANSFORMER, run)
     decoders = [(args.decoder, score)] if args.decoder else [("bahdanau", "additive"), ("none", None)]
     return run(args, decoders)
 

@@ -1,10 +1,11 @@
-"""The other modes of demos/translate.py: --translate (use a trained model), --vocab and --compare.
+"""The other modes of demos/translate.py: --translate (use a trained model), --vocab, --compare, --ablation.
 
 --translate never trains: it loads translate_out/NAME.ckpt.npz (the checkpoint of `translate.py
 --decoder NAME`), beam-decodes each sentence and prints the translation with its attention as
 a text table. Whatever is wrong (an unknown word, an empty or too long sentence, no checkpoint,
 a checkpoint of another model) is one line on stderr and a non-zero exit, never a traceback.
---vocab lists the words a sentence may use.
+--vocab lists the words a sentence may use. --ablation trains the Transformer's recipe with each
+ingredient switched off alone.
 """
 import difflib
 import json
@@ -119,30 +120,77 @@ def translate_command(args, decoder, score, Pair, build, model_name):
     return 0
 
 
-def compare_command(args, compared, run):
-    """Every decoder trained on the same data and budget; report.md and a bar chart."""
+def compare_command(args, compared, run, long_buckets):
+    """Every decoder trained on the same data, each on its default budget (or --steps, or --short's
+    300); tested on 5-50 words and on longer sentences than any trained on; report.md, a bar chart."""
+    from tinyattn.data import ReorderingSplits
+
     if args.short:
         args.steps = 300
     args.out_dir = os.path.join(args.out_dir, "compare")
-    results = run(args, compared)
-    lines = [f"Every decoder on one budget: {args.steps} steps of {args.batch} sentence pairs, pair `{args.pair}`, "
+    longer = None
+    if args.pair == "hard":  # 51-100 words, none of them seen in training (which stops at 50)
+        lo, hi = long_buckets[0][0], long_buckets[-1][1]
+        longer = ReorderingSplits(per_length=max(1, args.test_per_length // 2), dev_per_length=0, min_length=lo,
+                                  max_length=hi, seed=1).test
+    results = run(args, compared, longer=longer)
+    steps = {r["steps"] for r in results.values()}
+    budget = f"{steps.pop()} steps" if len(steps) == 1 else "each decoder's default steps (the `steps` column)"
+    lines = [f"Every decoder on {budget} of {args.batch} sentence pairs, pair `{args.pair}`, "
              f"test: {args.test_per_length} sentences of each length, greedy decoding.", "",
-             "| decoder | exact % | BLEU | alignment % | parameters | training (s) |", "|---|---|---|---|---|---|"]
+             "| decoder | steps | exact % | BLEU | alignment % | parameters | training (s) |", "|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         o = r["overall"]
         align = "-" if o["align"] is None else f"{100 * o['align']:.1f}"
-        lines.append(f"| {name} | {100 * o['exact']:.1f} | {o['bleu']:.1f} | {align} | {r['parameters']} | "
+        lines.append(f"| {name} | {r['steps']} | {100 * o['exact']:.1f} | {o['bleu']:.1f} | {align} | {r['parameters']} | "
                      f"{r['train_seconds']:.0f} |")
-    buckets = list(next(iter(results.values()))["by_length"])
-    lines += ["", "Exact match (%) by source length:", "", "| decoder | " + " | ".join(buckets) + " |",
-              "|---|" + "---|" * len(buckets)]
-    for name, r in results.items():
-        lines.append(f"| {name} | " + " | ".join(f"{100 * r['by_length'][b]['exact']:.1f}" for b in buckets) + " |")
+    lines += ["", "Exact match (%) by source length:", ""] + _exact_table(results)
+    if longer:
+        lines += ["", f"Longer than any training sentence ({len(longer)} sentences of 51-100 words), exact match (%):",
+                  ""] + _exact_table(results, "longer")
     report = os.path.join(args.out_dir, "report.md")
     with open(report, "w") as f:
         f.write("\n".join(lines) + "\n")
     _bars(results, os.path.join(args.out_dir, "compare.png"))
     print("\n" + "\n".join(lines) + f"\n\nwritten: {report}, {os.path.join(args.out_dir, 'compare.png')}")
+    return results
+
+
+def _exact_table(results, key="by_length", seconds=False):
+    """Markdown rows: exact match (%) of each model in each length bucket (and its training time)."""
+    buckets = list(next(iter(results.values()))[key])
+    rows = ["| model | " + " | ".join(buckets) + " |" + " training (s) |" * seconds,
+            "|---|" + "---|" * (len(buckets) + seconds)]
+    for name, r in results.items():
+        rows.append(f"| {name} | " + " | ".join(f"{100 * r[key][b]['exact']:.1f}" for b in buckets) + " |"
+                    + f" {r['train_seconds']:.0f} |" * seconds)
+    return rows
+
+
+ABLATED = {  # name: (what is switched off, the recipe's entry that does it)
+    "no_cross_rope": ("rotary in the cross-attention (self-attention keeps it)", {"positions": "rope_self"}),
+    "sinusoidal": ("rotary at all: sinusoidal positions added to the embeddings", {"positions": "sinusoidal"}),
+    "no_warmup_cosine": ("warmup + cosine: 3e-3 dropping to a fifth for the last 40 %", {"warmup_cosine": False}),
+    "no_label_smoothing": ("label smoothing", {"label_smoothing": 0.0}),
+    "post_norm": ("pre-norm: post-norm layers, the paper's", {"norm_first": False}),
+}
+
+
+def ablation_command(args, recipe, run):
+    """The Transformer's recipe, then each ingredient switched off alone, all from the same initial
+    weights and data: results.json and ablation.md in OUT_DIR/ablation/."""
+    args.out_dir = os.path.join(args.out_dir, "ablation")
+    variants = {"recipe": recipe, **{name: {**recipe, **change} for name, (_, change) in ABLATED.items()}}
+    results = run(args, [], variants=variants)
+    steps = next(iter(results.values()))["steps"]
+    lines = [f"The Transformer translator's recipe ({', '.join(f'{k}={v}' for k, v in recipe.items())}), "
+             f"{steps} steps of {args.batch} sentence pairs, pair `{args.pair}`; each row below switches one "
+             "ingredient off. Exact match (%) by source length, greedy decoding:", ""] + _exact_table(results, seconds=True)
+    lines += ["", "Switched off:", ""] + [f"- `{name}`: {what}" for name, (what, _) in ABLATED.items()]
+    report = os.path.join(args.out_dir, "ablation.md")
+    with open(report, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n" + "\n".join(lines) + f"\n\nwritten: {report}")
     return results
 
 

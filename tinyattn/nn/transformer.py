@@ -94,16 +94,20 @@ class TransformerDecoderLayer(_LayerParts, Module):
     """forward(tgt (B, T, d_model), memory (B, S, d_model), tgt_mask=None, memory_mask=None,
     tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False,
     memory_is_causal=False) -> (B, T, d_model). Masks as TransformerEncoderLayer's.
-    positions = "alibi" | "rope" (tinyattn's own) goes to the self-attention only: a target word
-    and a source word have no distance between them that means anything."""
+    positions = "alibi" | "rope" (tinyattn's own) goes to the self-attention; cross_positions
+    (tinyattn's own, default None) to the cross-attention, whose query i is target position i and
+    key j source position j: with "rope", q_i . k_j depends on i - j, how far the word being
+    written is from the source word, which a translation whose alignment runs near the diagonal
+    can use (docs/transformer_translator.md measures it)."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
-                 batch_first=True, norm_first=False, bias=True, positions=None):
+                 batch_first=True, norm_first=False, bias=True, positions=None, cross_positions=None):
         check_sizes(type(self).__name__, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
         Module.__init__(self)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             positions=positions)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                                 positions=cross_positions)
         self._build(d_model, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias, 3)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,

@@ -5,7 +5,9 @@
 
 Arguments, defaults (batch_first aside: True, as tinyattn's other layers), parameter names
 (encoder.layers.0.*, encoder.norm.*, decoder.layers.0.*, decoder.norm.*) and initialisation
-(every weight matrix xavier uniform) are PyTorch's, so a state_dict crosses both ways. The
+(every weight matrix xavier uniform) are PyTorch's, so a state_dict crosses both ways.
+positions= and cross_positions= ("alibi" | "rope", tinyattn's own, no parameters) go to every
+layer's self-attention and to the decoder's cross-attention (nn/transformer.py). The
 output has no vocabulary projection: as in PyTorch, embeddings and the final Linear are the
 user's (models/transformer_seq2seq.py puts them around it).
 """
@@ -23,15 +25,16 @@ class Transformer(Module):
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
                  dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
-                 batch_first=True, norm_first=False, bias=True):
+                 batch_first=True, norm_first=False, bias=True, positions=None, cross_positions=None):
         super().__init__()
         layer_args = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
-                          layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias)
+                          layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias,
+                          positions=positions)
         self.encoder = custom_encoder or TransformerEncoder(
             TransformerEncoderLayer(d_model, nhead, **layer_args), num_encoder_layers,
             norm=LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
         self.decoder = custom_decoder or TransformerDecoder(
-            TransformerDecoderLayer(d_model, nhead, **layer_args), num_decoder_layers,
+            TransformerDecoderLayer(d_model, nhead, cross_positions=cross_positions, **layer_args), num_decoder_layers,
             norm=LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         for p in self.parameters():  # PyTorch's _reset_parameters: xavier uniform on every matrix

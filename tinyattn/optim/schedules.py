@@ -3,6 +3,7 @@
 As PyTorch's LRScheduler, a schedule scales each parameter group's own starting rate: it stores
 it as group["initial_lr"] (kept if already there) and sets group["lr"] = initial_lr * factor(count).
 """
+import math
 
 
 class _Schedule:
@@ -63,3 +64,27 @@ class LinearWarmup(_Schedule):
     def factor(self, count):
         """The learning rate after `count` steps, over the initial one: min(1, (count + 1) / warmup_steps)."""
         return min(1.0, (count + 1) / self.warmup_steps)
+
+
+class WarmupCosine(_Schedule):
+    """Linear warmup, then cosine decay to zero (tinyattn's own; PyTorch composes it from LinearLR,
+    CosineAnnealingLR and SequentialLR):
+
+        factor(n) = (n + 1) / warmup_steps                                  n < warmup_steps
+                    (1 + cos(pi * (n - warmup_steps) / (total_steps - warmup_steps))) / 2   after
+
+    The rise keeps Adam's first steps, taken on a few noisy moment estimates, small; the slow end
+    lets the last steps settle instead of hopping around the minimum."""
+
+    def __init__(self, optimizer, warmup_steps, total_steps):
+        if not 0 <= warmup_steps < total_steps:
+            raise ValueError(f"WarmupCosine: need 0 <= warmup_steps < total_steps, got {warmup_steps} and {total_steps}")
+        self.warmup_steps, self.total_steps = warmup_steps, total_steps
+        super().__init__(optimizer)
+
+    def factor(self, count):
+        """The learning rate after `count` steps, over the initial one."""
+        if count < self.warmup_steps:
+            return (count + 1) / self.warmup_steps
+        done = min(1.0, (count - self.warmup_steps) / (self.total_steps - self.warmup_steps))
+        return 0.5 * (1 + math.cos(math.pi * done))
