@@ -135,3 +135,11 @@ def test_the_recipe_learns_short_sentences_in_a_few_seconds():
     source, lengths, _ = data.encode_pairs([(w, t) for w, t, _ in test])
     written = [data.target_vocab.decode(h.tokens) for h in model.eval().decode(source, lengths)]
     assert ta.metrics.exact_match(written, [t for _, t, _ in test]) >= 0.9
+
+
+def test_cached_decoding_past_the_sinusoidal_table_names_the_fix(rng):
+    model = TransformerSeq2Seq(30, 31, **TOKEN_IDS, d_model=8, nhead=2, dim_feedforward=8, positions="sinusoidal",
+                               max_len=4).eval()
+    model.out.bias.data[TOKEN_IDS["eos_id"]] = -1e3  # never ends: it must write past position 3
+    with pytest.raises(ta.ShapeError, match="target position 4 is past the sinusoidal table's 4 positions"):
+        model.decode(rng.integers(3, 30, (1, 3)), np.array([3]), max_len=6)

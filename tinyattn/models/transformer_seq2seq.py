@@ -21,6 +21,7 @@ cross-attention, averaged over its heads.
 """
 import numpy as np
 
+from ..autograd.errors import ShapeError
 from ..autograd.ops_nn import cross_entropy
 from ..autograd.tensor import wrap
 from ..nn.attention import PositionalEncoding
@@ -64,6 +65,9 @@ class TransformerSeq2Seq(Translator):
             return x
         if start == 0:
             return self.positions(x)
+        if start + x.shape[1] > self.positions.max_len:
+            raise ShapeError(f"TransformerSeq2Seq: target position {start + x.shape[1] - 1} is past the sinusoidal "
+                             f"table's {self.positions.max_len} positions; build the model with a larger max_len")
         return x + wrap(self.positions.table[start:start + x.shape[1]].astype(x.dtype))
 
     def encode(self, source, lengths):
