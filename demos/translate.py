@@ -221,7 +221,7 @@ def run(args, decoders, variants=None, longer=None):
     runs = [(model_name(d, s), d, s, None) for d, s in decoders] if variants is None else \
         [(name, "transformer", None, recipe) for name, recipe in variants.items()]
     for index, (name, decoder, score, recipe) in enumerate(runs):
-        ta.manual_seed(index if variants is None else 0)
+        ta.manual_seed(args.seed + (index if variants is None else 0))
         model = build(decoder, score, pair, args.hidden, recipe)
         steps = args.steps or STEPS.get(decoder, 1200)
         warmup_cosine = decoder == "transformer" and (recipe or TRANSFORMER)["warmup_cosine"]
@@ -281,6 +281,8 @@ def main(argv=None):
     parser.add_argument("--batch", type=at_least_one, default=64, help="sentence pairs per training step")
     parser.add_argument("--lr", type=float, help="Adam's first learning rate (default 3e-3)")
     parser.add_argument("--hidden", type=at_least_one, default=64, help="GRU size per direction; the Transformer's d_model")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the initial weights (model i of a run: seed + i); "
+                                                            "the sentences stay the same")
     parser.add_argument("--test-per-length", type=int, default=10, help="test sentences of each length")
     parser.add_argument("--out-dir", default="translate_out", help="checkpoints, pictures, results.json")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")

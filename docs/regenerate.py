@@ -84,6 +84,12 @@ def report_tables(stdout, folder):
         return f.read().split("\n", 1)[1].strip()
 
 
+def ablation_table(stdout, folder):
+    """translate.py --ablation's ablation.md without its first paragraph (the recipe, said in the prose)."""
+    with open(os.path.join(folder, "ablation", "ablation.md")) as f:
+        return f.read().split("\n\n", 1)[1].strip()
+
+
 SEEDS = range(5)
 MAIN_FOUR = ["LSTM, last state", "LSTM + pooling", "LSTMN + pooling", "Transformer + pooling"]  # long_reviews.py's
 
@@ -132,6 +138,10 @@ RUNS = [
     Run("compare_short", [["demos/translate.py", "--compare", "--short"]], minutes=4.5,
         blocks={"compare_short": report_tables}, pictures={"compare/compare.png": "translate_compare.png"}),
     Run("compare", [["demos/translate.py", "--compare"]], minutes=14, blocks={"compare": report_tables}),
+    Run("translate_transformer", [["demos/translate.py", "--decoder", "transformer"]], minutes=1.5,
+        blocks={"translate_transformer": lines("by source length", "transformer: its attention peaked")}),
+    Run("transformer_ablation", [["demos/translate.py", "--ablation"]], minutes=6,
+        blocks={"transformer_ablation": ablation_table}),
     Run("i_saw_a_saw", [["demos/i_saw_a_saw.py"]], minutes=0.3,
         blocks={"i_saw_a_saw": lines("tags right on", "'fly' at position")},
         pictures={"heads.png": "i_saw_a_saw_heads.png"}),
