@@ -104,7 +104,8 @@ def train(name, model, pair, args, out_dir, steps, warmup_cosine):
     if history.stopped:
         raise SystemExit(f"{name}: {history.stopped}")
     with open(os.path.join(out_dir, f"{name}.json"), "w") as f:
-        json.dump({"decoder": name, "pair": pair.name, "hidden": args.hidden, "steps": steps}, f)
+        json.dump({"decoder": name, "pair": pair.name, "hidden": args.hidden, "steps": steps,
+                   **({"positions": model.positions_kind} if isinstance(model, TransformerSeq2Seq) else {})}, f)
     return history, time.perf_counter() - start
 
 

@@ -35,6 +35,11 @@ def load_model(args, decoder, score, Pair, build, model_name):
                       f"pass the same to use it")
     pair = Pair(args.pair, 1)
     model = build(decoder, score, pair, args.hidden)
+    trained_with = config.get("positions", "sinusoidal")  # a Transformer saved before rotary positions says none
+    if decoder == "transformer" and trained_with != model.positions_kind:
+        # the parameters would load (positions have none) and translate wrongly without a word
+        raise Refusal(f"{path} was trained with {trained_with} positions, this Transformer uses {model.positions_kind}: "
+                      "train it again with `python demos/translate.py --decoder transformer`")
     try:
         state = ta.load(path)
         model.load_state_dict(state["model"])

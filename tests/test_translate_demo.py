@@ -125,3 +125,30 @@ def test_help_names_vocab_and_the_real_compare_report_and_a_beam_of_zero_is_a_us
         with pytest.raises(SystemExit) as stop:
             demo["main"]([flag, "0", "--translate", "cat"])
         assert stop.value.code == 2 and f"argument {flag}: 0 is too small" in capsys.readouterr().err
+
+
+def test_ablation_trains_the_recipe_and_each_ingredient_off(demo, tmp_path):
+    results = demo["main"](["--ablation", "--pair", "quick", "--steps", "3", "--batch", "4", "--test-per-length", "1",
+                            "--out-dir", str(tmp_path)])
+    names = ["recipe", "no_cross_rope", "sinusoidal", "no_warmup_cosine", "no_label_smoothing", "post_norm"]
+    assert list(results) == names
+    report = (tmp_path / "ablation" / "ablation.md").read_text()
+    assert all(f"| {name} |" in report for name in names) and "training (s)" in report
+    written = json.loads((tmp_path / "ablation" / "results.json").read_text())["models"]
+    assert all(r["steps"] == 3 for r in written.values())
+    config = json.loads((tmp_path / "ablation" / "sinusoidal.json").read_text())
+    assert config["positions"] == "sinusoidal"
+
+
+def test_translate_refuses_a_transformer_trained_with_other_positions(demo, tmp_path, capsys):
+    demo["main"](["--pair", "quick", "--decoder", "transformer", "--steps", "2", "--batch", "4",
+                  "--test-per-length", "1", "--out-dir", str(tmp_path)])
+    config = tmp_path / "transformer.json"
+    saved = json.loads(config.read_text())
+    assert saved["positions"] == "rope"
+    del saved["positions"]  # as a checkpoint saved before rotary positions: its weights would load silently
+    config.write_text(json.dumps(saved))
+    with pytest.raises(SystemExit) as stop:
+        demo["main"](["--pair", "quick", "--decoder", "transformer", "--out-dir", str(tmp_path), "--translate", "cat"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "trained with sinusoidal positions, this Transformer uses rope" in err
