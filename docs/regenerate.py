@@ -140,7 +140,7 @@ RUNS = [
     Run("compare", [["demos/translate.py", "--compare"]], minutes=14, blocks={"compare": report_tables}),
     Run("translate_transformer", [["demos/translate.py", "--decoder", "transformer"]], minutes=1.5,
         blocks={"translate_transformer": lines("by source length", "transformer: its attention peaked")}),
-    Run("transformer_ablation", [["demos/translate.py", "--ablation"]], minutes=6,
+    Run("transformer_ablation", [["demos/translate.py", "--ablation", "--steps", "400"]], minutes=6,
         blocks={"transformer_ablation": ablation_table}),
     Run("i_saw_a_saw", [["demos/i_saw_a_saw.py"]], minutes=0.3,
         blocks={"i_saw_a_saw": lines("tags right on", "'fly' at position")},
