@@ -10,6 +10,7 @@ from .broadcast import unbroadcast
 from .errors import ShapeError
 from .function import Function
 from .promotion import one_dtype
+from .versions import share_with_view
 
 
 class Reshape(Function):
@@ -54,10 +55,10 @@ def _numpy_index(index):
         return index, isinstance(index, np.ndarray)
     advanced = False
     for part in index:
-        if isinstance(part, (np.ndarray, list)):
+        if isinstance(part, (np.ndarray, list, tuple)):  # x[:, (1, 1, 2)] picks like a list
             advanced = True
     if advanced:
-        index = tuple(np.asarray(part) if isinstance(part, list) else part for part in index)
+        index = tuple(np.asarray(part) if isinstance(part, (list, tuple)) else part for part in index)
     return index, advanced
 
 
@@ -222,7 +223,8 @@ def stack(tensors, axis=0, *, dim=None):
 def unbind(tensor, axis=0, *, dim=None):
     """The slices of a tensor along an axis, as a tuple of tensors (one graph node)."""
     axis = axis if dim is None else dim
-    return Unbind.apply(tensor, _axis(axis, tensor.ndim, "unbind"))
+    slices = Unbind.apply(tensor, _axis(axis, tensor.ndim, "unbind"))
+    return tuple(share_with_view(piece, tensor) for piece in slices)  # views: one version counter
 
 
 def where(cond, a, b):
