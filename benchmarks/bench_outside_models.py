@@ -43,7 +43,8 @@ MODELS = list(outside_models.SIZES)
 def import_tree(commit):
     """tinyattn as it was at `commit`, imported as tinyattn_<commit>; or an error message."""
     folder = tempfile.mkdtemp()
-    archive = subprocess.run(["git", "-C", os.path.join(HERE, ".."), "archive", commit, "tinyattn"], capture_output=True)
+    archive = subprocess.run(["git", "-C", os.path.join(HERE, ".."), "archive", commit, "tinyattn"],
+                             capture_output=True)
     if archive.returncode:
         return f"git archive {commit}: {archive.stderr.decode().strip()}"
     subprocess.run(["tar", "-x", "-C", folder], input=archive.stdout, check=True)
