@@ -163,8 +163,8 @@ def plot_learning(curve, base, path):
 
 
 def parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     epilog="The standard library files, in order: " + ", ".join(STDLIB_FILES),
+    files = f"The standard library files, in {sysconfig.get_paths()['stdlib']}, in order: {', '.join(STDLIB_FILES)}"
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=files,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--text", help="train on this UTF-8 text file instead of the standard library's source")
     parser.add_argument("--steps", type=int, default=1200, help="training steps")
