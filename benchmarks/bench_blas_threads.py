@@ -15,7 +15,8 @@ with additive attention, batch 64, Adam), and float32 matmuls of 256 x 256 and 1
 The three processes stay alive and take turns by block (A B C, C B A, ...), each block a few
 steps of every workload, so a noisy moment falls on all three; a waiting process sleeps on its
 pipe, its idle OpenBLAS threads asleep too. Printed: per workload and setting, the median step
-time over every step and the range of the block medians; the threads each process runs.
+time over every step, the range of the block medians and the mean (the mean is what a training
+run pays: a few very slow steps barely move the median); the threads each process runs.
 """
 import argparse
 import os
@@ -106,7 +107,7 @@ def run(rounds=6, busy=0):
             hog.kill()
             hog.wait()
     print(f"{rounds} rounds, blocks interleaved; {busy} extra busy processes; load average (1 min) "
-          f"{load_before:.1f} before, {load_after:.1f} after; ms, median over all steps (range of block medians)\n")
+          f"{load_before:.1f} before, {load_after:.1f} after; ms, median over all steps (range of block medians), mean\n")
     print("| workload | " + " | ".join(SETTINGS) + " |")
     print("|---|" + "---|" * len(SETTINGS))
     print("| BLAS threads (ta.blas_threads()) / threads in the process | "
@@ -115,7 +116,8 @@ def run(rounds=6, busy=0):
         cells = []
         for name in SETTINGS:
             medians = [float(np.median(b)) for b in blocks[name][w]]
-            cells.append(f"{np.median(np.concatenate(blocks[name][w])):.2f} ({min(medians):.2f}-{max(medians):.2f})")
+            steps = np.concatenate(blocks[name][w])
+            cells.append(f"{np.median(steps):.2f} ({min(medians):.2f}-{max(medians):.2f}), mean {steps.mean():.2f}")
         print(f"| {w} | " + " | ".join(cells) + " |")
 
 
