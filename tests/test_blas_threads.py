@@ -75,3 +75,12 @@ def test_set_blas_threads_holds_or_restores_after_a_block():
 def test_set_blas_threads_names_a_bad_count(bad):
     with pytest.raises(ValueError, match="ta.set_blas_threads: n must be a whole number >= 1"):
         ta.set_blas_threads(bad)
+
+
+def test_without_openblas_nothing_is_set_and_set_blas_threads_says_why(monkeypatch):
+    monkeypatch.setattr(module, "_OPENBLAS", None)  # numpy built on MKL or Accelerate
+    monkeypatch.setenv("TINYATTN_BLAS_THREADS", "1")
+    module.apply_default()
+    assert ta.blas_threads() is None
+    with pytest.raises(RuntimeError, match="not an OpenBLAS.*MKL_NUM_THREADS"):
+        ta.set_blas_threads(1)

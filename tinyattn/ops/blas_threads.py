@@ -35,21 +35,17 @@ _NAMES = [("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads6
 
 
 def _loaded_openblas_paths():
-    """Paths of OpenBLAS libraries this process may have loaded: from /proc/self/maps (Linux),
-    else the libraries bundled beside numpy (macOS's .dylibs, Windows' numpy.libs)."""
-    paths = []
+    """Paths of the OpenBLAS libraries this process may have loaded, numpy's own first (scipy or
+    another package may bring a copy of its own): from /proc/self/maps (Linux), else the libraries
+    bundled beside numpy (macOS's numpy/.dylibs, Windows' numpy.libs)."""
+    here = os.path.dirname(np.__file__)
     try:
         with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.split(maxsplit=5)[-1].strip()
-                if "openblas" in os.path.basename(path).lower() and path not in paths:
-                    paths.append(path)
+            paths = {line.split(maxsplit=5)[-1].strip() for line in maps}
+        paths = [p for p in paths if "openblas" in os.path.basename(p).lower()]
     except OSError:  # no /proc: not Linux
-        here = os.path.dirname(np.__file__)
-        for pattern in (os.path.join(here, ".dylibs", "*openblas*"), os.path.join(here + ".libs", "*openblas*"),
-                        os.path.join(os.path.dirname(here), "numpy.libs", "*openblas*")):
-            paths.extend(sorted(glob.glob(pattern)))
-    return paths
+        paths = glob.glob(os.path.join(here, ".dylibs", "*openblas*")) + glob.glob(here + ".libs/*openblas*")
+    return sorted(paths, key=lambda path: (not path.startswith(here), path))  # here + ".libs" starts with here
 
 
 def _find_openblas():
