@@ -84,7 +84,7 @@ class set_blas_threads:
             raise ValueError(f"ta.set_blas_threads: n must be a whole number >= 1, got {n!r}")
         if _OPENBLAS is None:
             raise RuntimeError("ta.set_blas_threads: numpy's BLAS is not an OpenBLAS tinyattn can reach "
-                               "(numpy.show_config() names it); set its own variable, e.g. MKL_NUM_THREADS, "
+                               "(np.show_config() names it); set its own variable, e.g. MKL_NUM_THREADS, "
                                "before numpy is imported")
         self._previous = blas_threads()
         _OPENBLAS[1](int(n))
