@@ -145,6 +145,22 @@ def sigmoid_args(draw):
     return (normal(draw, draw(shape(0, 4, 0, 5)), draw(dtypes), scale=30.0),)
 
 
+approximations = st.sampled_from(["none", "tanh"])
+
+
+@st.composite
+def gelu_args(draw):  # wide enough to reach every range of the float32 erf: |x| / sqrt 2 past 0.46875, 4 and 10
+    x = normal(draw, draw(shape(0, 4, 0, 5)), draw(dtypes), scale=draw(st.sampled_from([0.5, 3.0, 30.0])))
+    return x, draw(approximations)
+
+
+@st.composite
+def gelu_backward_args(draw):
+    x, approximate = draw(gelu_args())
+    _, saved = fast_path.gelu.gelu(np.array(x), approximate)
+    return x, laid_out(draw, saved), normal(draw, x.shape, x.dtype), approximate
+
+
 @st.composite
 def scatter_rows_args(draw):
     dtype, num_rows, n, d = draw(dtypes), draw(st.integers(1, 5)), draw(st.integers(0, 8)), draw(st.integers(0, 4))
@@ -218,6 +234,8 @@ GENERATORS = {
     "sum_over": sum_over_args(),
     "multiply": multiply_args(),
     "sigmoid": sigmoid_args(),
+    "gelu": gelu_args(),
+    "gelu_backward": gelu_backward_args(),
     "scatter_rows": scatter_rows_args(),
     "adam_update": adam_update_args(),
     "gru_gates": gru_gates_args(),
