@@ -43,9 +43,11 @@ def characters():
     return np.array([lookup[c] for c in text], dtype=np.int64), len(vocab)
 
 
-def tinyattn_setup(seed=0):
-    """(model, batches, step function) for tinyattn's GPT."""
-    import tinyattn as ta
+def tinyattn_setup(seed=0, ta=None):
+    """(model, batches, step function) for tinyattn's GPT; ta: the package to use (compare_trees_gpt.py
+    passes an older copy), tinyattn by default."""
+    if ta is None:
+        import tinyattn as ta
 
     data, vocab = characters()
     ta.manual_seed(seed)

@@ -191,6 +191,7 @@ def test_large_input_split_over_threads(dtype, monkeypatch):
     # big enough (> _SPLIT_MIN entries, lowered here to keep the test small) that the wrappers
     # run two halves of the rows on two threads: the second half must find its own mask rows
     monkeypatch.setattr(K, "_SPLIT_MIN", 1 << 15)
+    monkeypatch.setattr(K, "_THREADS", 2)
     assert 8 * 4 * 33 * 40 >= K._SPLIT_MIN
     rng = np.random.default_rng(7)
     x = rng.standard_normal((8, 4, 33, 40)).astype(dtype)
@@ -203,6 +204,23 @@ def test_large_input_split_over_threads(dtype, monkeypatch):
     z = K.log_softmax(x)
     close(z, R.log_softmax(x), dtype)
     close(K.log_softmax_backward(z, g), R.log_softmax_backward(z, g), dtype, 200)
+
+
+def test_one_allowed_thread_keeps_softmax_on_one(monkeypatch):
+    """NUMBA_NUM_THREADS=1 (a one-thread benchmark) must not put half the rows on a second thread."""
+    class NoPool:
+        def submit(self, *args):
+            raise AssertionError("softmax used a second thread")
+
+    monkeypatch.setattr(K, "_SPLIT_MIN", 1 << 10)
+    monkeypatch.setattr(K, "_POOL", NoPool())
+    monkeypatch.setattr(K, "_THREADS", 1)
+    x = np.random.default_rng(8).standard_normal((64, 64))
+    y = K.softmax(x, np.tril(np.ones((64, 64), bool)))
+    K.softmax_backward(y, x)
+    with pytest.raises(AssertionError, match="second thread"):
+        monkeypatch.setattr(K, "_THREADS", 2)
+        K.softmax(x)
 
 
 # ----------------------------------------------------------------------------- fast_exp

@@ -184,14 +184,19 @@ def _backward_kernel(y, g, log, out):
 
 # ----------------------------------------------------------------------------- wrappers
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # the second of two threads
-_SPLIT_MIN = 1 << 18  # entries; waking the pool thread costs 100-250 us on our VM: measured, two
-# threads lost below 2^17 entries (32K: 385 vs 141 us fwd+bwd), won from 2^18 (668 vs 766 us)
+_SPLIT_MIN = 1 << 20  # entries. Waking the pool thread costs 100-250 us on our VM, and the second
+# thread pays only while the other core is idle: quiet, two threads won from 2^18 entries (668 vs
+# 766 us fwd+bwd); with load average 2 on 2 cores they lost at 2^19 (2.09 vs 1.72 ms median, a
+# GPT step's attention) and won at 2^21 (11.8 vs 15.2 ms).
+# The threads Numba may use (NUMBA_NUM_THREADS, every core by default): NUMBA_NUM_THREADS=1, as
+# the one-thread benchmarks set, keeps softmax on one. Read once, as os.cpu_count() costs ~50 us.
+_THREADS = min(numba.config.NUMBA_NUM_THREADS, os.cpu_count() or 1)
 
 
 def _over_rows(run, rows, size):
     """Call run(a, b) for row ranges covering range(rows): in two halves on two threads when
-    the array is big enough and there are two cores, else in one call."""
-    if size < _SPLIT_MIN or rows < 2 or (os.cpu_count() or 1) < 2:
+    the array is big enough and two threads are allowed, else in one call."""
+    if size < _SPLIT_MIN or rows < 2 or _THREADS < 2:
         run(0, rows)
         return
     half = rows // 2
