@@ -162,6 +162,24 @@ def gelu_backward_args(draw):
 
 
 @st.composite
+def layer_norm_args(draw):
+    """As nn.LayerNorm calls it: over the trailing axes, weight and bias of their shape or None."""
+    dtype = draw(dtypes)
+    lead, normalized = draw(shape(0, 3, 0, 4)), draw(shape(1, 2, 1, 5))  # LayerNorm refuses a size of 0
+    x = normal(draw, lead + normalized, dtype, scale=3.0)
+    axes = tuple(range(len(lead), x.ndim))
+    weight, bias = (normal(draw, normalized, dtype) if draw(st.booleans()) else None for _ in range(2))
+    return x, axes, weight, bias, draw(st.sampled_from([1e-5, 0.1]))
+
+
+@st.composite
+def layer_norm_backward_args(draw):
+    x, axes, weight, _, eps = draw(layer_norm_args())
+    _, x_hat, inv_std = fast_path.layer_norm.layer_norm(np.array(x), axes, weight, None, eps)
+    return normal(draw, x.shape, x.dtype), axes, laid_out(draw, x_hat), laid_out(draw, inv_std), weight
+
+
+@st.composite
 def scatter_rows_args(draw):
     dtype, num_rows, n, d = draw(dtypes), draw(st.integers(1, 5)), draw(st.integers(0, 8)), draw(st.integers(0, 4))
     seed = draw(st.integers(0, 2**32 - 1))
@@ -232,6 +250,8 @@ GENERATORS = {
     "log_softmax": log_softmax_args(),
     "log_softmax_backward": softmax_backward_args(log=True),
     "sum_over": sum_over_args(),
+    "layer_norm": layer_norm_args(),
+    "layer_norm_backward": layer_norm_backward_args(),
     "multiply": multiply_args(),
     "sigmoid": sigmoid_args(),
     "gelu": gelu_args(),

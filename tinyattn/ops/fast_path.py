@@ -18,7 +18,7 @@ import importlib
 
 import numpy as np
 
-from . import arrays, gelu, reference, reference_blocks
+from . import arrays, gelu, layer_norm, reference, reference_blocks
 
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the compiled kernels take
 
@@ -73,6 +73,8 @@ TABLE = {
     "softmax_backward": (reference.softmax_backward, "softmax", False, None),
     "log_softmax": (reference.log_softmax, "softmax", False, None),
     "log_softmax_backward": (reference.log_softmax_backward, "softmax", False, None),
+    "layer_norm": (layer_norm.layer_norm, "layer_norm", False, None),
+    "layer_norm_backward": (layer_norm.layer_norm_backward, "layer_norm", False, None),
     "sum_over": (reference.sum_over, "sums", True, _some_axes),
     "multiply": (reference.multiply, "broadcast_products", False, _broadcast),
     "sigmoid": (reference.sigmoid, "sigmoid", False, None),
