@@ -6,12 +6,14 @@ layer_norm and layer_norm_backward are the numpy versions they equal; nn/linear.
 
 numpy makes a pass over the whole array per operation (mean, subtract, square, mean, ...),
 each a separate loop with its own temporary; here a row of C numbers stays in L1 while every
-step runs over it. Row sums are float64; everything else stays in x's dtype. A missing weight
+step runs over it. Row sums are float64 (softmax.py's _sum8); everything else stays in x's dtype. A missing weight
 or bias is a row of ones or zeros. `axes` are the trailing axes (as nn.LayerNorm passes them):
 a row is everything after the leading axes.
 """
 import numba
 import numpy as np
+
+from .softmax import _sum8  # float64 row sums with 8 accumulators (vectorizable without fastmath)
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -19,20 +21,15 @@ def _forward_kernel(x, weight, bias, eps, y, x_hat, inv_std):
     rows, n = x.shape
     T = x.dtype.type
     for r in range(rows):
-        s = 0.0
+        xr, hr = x[r], x_hat[r]
+        mean = T(_sum8(xr, xr, False) / n)
         for j in range(n):
-            s += x[r, j]
-        mean = T(s / n)
-        s = 0.0
-        for j in range(n):
-            c = x[r, j] - mean
-            s += c * c
-        inv = T(1.0 / np.sqrt(T(s / n) + eps))
+            hr[j] = xr[j] - mean
+        inv = T(1.0 / np.sqrt(T(_sum8(hr, hr, True) / n) + eps))
         inv_std[r] = inv
         for j in range(n):
-            h = (x[r, j] - mean) * inv
-            x_hat[r, j] = h
-            y[r, j] = h * weight[j] + bias[j]
+            hr[j] *= inv
+            y[r, j] = hr[j] * weight[j] + bias[j]
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -40,15 +37,12 @@ def _backward_kernel(g, x_hat, inv_std, weight, out):
     rows, n = g.shape
     T = g.dtype.type
     for r in range(rows):
-        s_h = 0.0
-        s_hx = 0.0
+        h = out[r]  # h = g * w first, overwritten by dL/dx below
         for j in range(n):
-            h = g[r, j] * weight[j]
-            s_h += h
-            s_hx += h * x_hat[r, j]
-        mean_h, mean_hx, inv = T(s_h / n), T(s_hx / n), inv_std[r]
+            h[j] = g[r, j] * weight[j]
+        mean_h, mean_hx, inv = T(_sum8(h, h, False) / n), T(_sum8(h, x_hat[r], True) / n), inv_std[r]
         for j in range(n):
-            out[r, j] = (g[r, j] * weight[j] - mean_h - x_hat[r, j] * mean_hx) * inv
+            h[j] = (h[j] - mean_h - x_hat[r, j] * mean_hx) * inv
 
 
 def _rows(a, n, dtype):
