@@ -124,6 +124,7 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
     T = x.dtype.type
     buf, masked_row = bufs[0], bufs[1]  # two separate rows, so that LLVM sees no overlap
     lowest, zero = T(np.log(np.finfo(x.dtype).tiny)), T(0.0)  # exp(lowest) is the smallest normal number
+    minus_inf = T(-np.inf)
     for r in range(rows):
         xr = x[r]
         if mask.shape[0] > 0:
@@ -135,8 +136,11 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
                 rest //= lead_shape[d]
             if mask_strides[-1] == 1:
                 # excluded entries become -inf (a vector select), then the row is unmasked
+                # (x's dtype for -inf and a slice for the row: written as mask[mr + j] and a float64
+                # -inf, this loop did not vectorize and cost 6x as much)
+                keep = mask[mr:mr + n]
                 for j in range(n):
-                    masked_row[j] = xr[j] if mask[mr + j] else -np.inf
+                    masked_row[j] = xr[j] if keep[j] else minus_inf
                 xr = masked_row
             elif not mask[mr]:  # one bool for the whole row: all excluded
                 for j in range(n):
