@@ -1,7 +1,7 @@
 """GELU forward and backward, each one pass over x (ops/gelu.py is the numpy reference they equal).
 
 The standard normal CDF Phi(x) = (1 + erf(x / sqrt 2)) / 2 is the costly part. In float64 it is
-math.erf (libm, correctly rounded to an ulp or so), one call per element: the dtype of gradient
+math.erf (libm's, within an ulp or so), one call per element: the dtype of gradient
 checks, where matching the reference bit for bit matters more than speed. In float32 it is
 W. J. Cody's rational approximations (the coefficients of ops/erf.py) evaluated in float32 with
 fast_exp, branch-free so LLVM vectorizes the loop: with y = |x| / sqrt 2,
