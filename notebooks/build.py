@@ -10,6 +10,8 @@ Needs the test extra: pip install -e ".[test]" (nbformat, nbclient, ipykernel).
 import os
 import sys
 
+import gpt_from_the_engine_up  # notebook 04's cells, in a file of their own (this one holds 01 to 03)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 SETUP = """import numpy as np
@@ -242,6 +244,7 @@ plt.tight_layout(); plt.show()"""),
         ("md", """The gradient reaching the attention parameters is largest while the weights are still
 moving toward their places, and falls once attention has found them."""),
     ],
+    "04_gpt_from_the_engine_up": gpt_from_the_engine_up.cells(SETUP),
 }
 
 

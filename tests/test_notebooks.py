@@ -14,8 +14,8 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_the_three_notebooks_and_each_is_stored_with_a_picture():
-    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03"]
+def test_there_are_the_four_notebooks_and_each_is_stored_with_a_picture():
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04"]
     for path in NOTEBOOKS:
         outputs = [out for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code"
                    for out in cell.outputs]
@@ -55,3 +55,16 @@ def test_the_second_notebook_says_what_its_numbers_show_in_the_colours_of_ta_viz
     assert "row 2 is 19 times smaller than row 1" in printed
     build = (pathlib.Path(__file__).parent.parent / "notebooks" / "build.py").read_text()
     assert "RdBu" not in build and build.count("cmap=ta.viz.SIGNED_CMAP") == 2
+
+
+def test_the_fourth_notebook_stores_its_checks_passing():
+    """Each section of "GPT from the engine up" ends in a check the learner reads; the stored run
+    shows them: zero gradient from later tokens, the same text with and without the key/value
+    cache, and an induction head in the second layer."""
+    cells = nbformat.read(NOTEBOOKS[3], as_version=4).cells
+    printed = "".join(out.get("text", "") for cell in cells if cell.cell_type == "code" for out in cell.outputs)
+    assert " [0.     0.     0.     0.    ]\n [0.     0.     0.     0.    ]]" in printed  # rows 3, 4 of x.grad
+    cached, uncached = (line.split(":", 1)[1].strip() for line in printed.splitlines()
+                        if line.startswith(("with the cache:", "without the cache:")))
+    assert cached == uncached
+    assert "the best induction head: layer 1" in printed

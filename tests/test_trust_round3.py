@@ -175,7 +175,8 @@ def test_a_mask_that_leaves_a_query_nothing_warns_naming_the_convention(monkeypa
 
 
 # --- every suggestion in an error message works as written -----------------------------------------
-RECEIVERS = {"x": "tensor", "t": "tensor", "y": "tensor", "loss": "tensor", "model": "module", "module": "module"}
+RECEIVERS = {"x": "tensor", "t": "tensor", "y": "tensor", "loss": "tensor", "logits": "tensor", "model": "module",
+             "module": "module"}
 NOT_NAMES = {("e", "g"), ("", "npz")}  # "e.g." and a file extension
 
 

@@ -24,7 +24,6 @@ from .versions import check_saved
 def backward(roots, root_grads, retain_graph=False):
     """Add d(sum_i <root_grads[i], roots[i]>)/d(leaf) into `.grad` of every leaf that wants one."""
     pending = {}   # node -> list with one gradient (or None) per output, until the node is visited
-    summed = set()  # (node, output index) whose gradient is a sum the walk made: safe to add into
     heap = []      # (-creation number, node) of the nodes reached and not yet visited: newest first
     held = {}      # id(leaf) -> (leaf, summed gradient), for leaves with hooks, until the walk ends
     tape = _trace.recording()  # None unless inside `with ta.autograd.trace()`
@@ -81,10 +80,9 @@ def backward(roots, root_grads, retain_graph=False):
             )
         if tape is not None:
             tape.record(node, out_grads, in_grads, _trace.clock() - started)
-        args = node.args
-        for position in node.input_positions:
-            tensor = args[position]
-            grad = in_grads[position]
+        for position, (tensor, grad) in enumerate(zip(node.args, in_grads)):
+            if not node.needs_input_grad[position]:
+                continue
             parent = tensor._ctx
             if parent is not None and parent._created > node._created:
                 tensor = as_used_by(tensor, node)  # changed in place since node used it
@@ -99,31 +97,15 @@ def backward(roots, root_grads, retain_graph=False):
                     f"{fn.__name__}.backward returned a {grad.dtype} gradient of shape {grad.shape} "
                     f"for argument {position}, a {data.dtype} tensor of shape {data.shape}"
                 )
-            # Speed: _accumulate_leaf's and _slots's usual case inline (0.2-0.3 us a node, RESULTS.md)
             if parent is None:
-                if tensor._hooks is None and tensor.grad is not None:
-                    tensor.grad += grad
-                else:
-                    _accumulate_leaf(tensor, grad, held)
+                _accumulate_leaf(tensor, grad, held)
                 continue
-            slots = pending.get(parent)
-            if slots is None:  # first reached: queue it
-                if parent.freed:
-                    raise RuntimeError(_freed_message(parent))
-                slots = pending[parent] = [None] * parent.n_outputs
-                heapq.heappush(heap, (-parent._created, parent))
+            slots = _slots(parent, pending, heap)
             index = tensor._out_index
-            total = slots[index]
-            if total is None:
-                slots[index] = grad
-            elif (parent, index) in summed:
-                total += grad  # an array this walk made: no one else holds it
-            else:
-                # Out of place the first time: a backward may hand back an array it was given,
-                # or one it saved, and adding into it would change that too. asarray: numpy
-                # adds two 0-d arrays into a scalar, which the next `total += grad` would rebind.
-                slots[index] = np.asarray(total + grad)
-                summed.add((parent, index))
+            # A new array each time: a backward may hand back an array it was given, or one it
+            # saved, so adding into one in place could change it elsewhere. (asarray: numpy adds
+            # two 0-d arrays into a scalar, which is not an array a hook may look at.)
+            slots[index] = grad if slots[index] is None else np.asarray(slots[index] + grad)
         if not retain_graph:
             node.release()
     for leaf, grad in held.values():
@@ -144,7 +126,7 @@ def _slots(node, pending, heap):
 def _accumulate_leaf(tensor, grad, held):
     if tensor._hooks:  # its hooks see the sum over all its uses, once: hold it till the end
         _, total = held.get(id(tensor), (tensor, None))
-        held[id(tensor)] = tensor, grad if total is None else total + grad
+        held[id(tensor)] = tensor, grad if total is None else np.asarray(total + grad)
     else:
         _add_to_grad(tensor, grad)
 

@@ -19,7 +19,6 @@ class Context:
     `ctx.save_for_backward(*arrays)`. The engine adds the links it walks:
       fn               the Function class
       args             the call's arguments, as given (the Tensors, not their arrays)
-      input_positions  where in args the Tensors that need a gradient are
       needs_input_grad one bool per argument, so backward can skip work nobody asked for
       _created         when the node was made: a node is always made after the nodes it uses,
                        so visiting the newest first is a valid order for the backward walk
@@ -44,7 +43,7 @@ class Context:
     @property
     def inputs(self):
         """The Tensor arguments that need a gradient, in argument order."""
-        return tuple(self.args[position] for position in self.input_positions)
+        return tuple(arg for arg, need in zip(self.args, self.needs_input_grad) if need)
 
     def save_for_backward(self, *arrays):
         """Keep arrays (or anything) for backward, read back as ctx.saved_tensors."""
@@ -74,12 +73,6 @@ def _freed_message(ctx):
 
 
 _next_creation_number = tick  # one clock with in-place changes (versions.py)
-# Speed: the usual needs_input_grad and input_positions made once (0.2-0.3 us a node, RESULTS.md)
-_ALL_NEED_GRAD = [(True,) * n for n in range(8)]
-_ALL_POSITIONS = [tuple(range(n)) for n in range(8)]
-_FIRST_NEEDS_GRAD = [(True,) + (False,) * (n - 1) for n in range(8)]
-
-
 class Function:
     """Base class of every differentiable op: subclass it and write two static methods.
 
@@ -101,13 +94,12 @@ class Function:
     @classmethod
     def apply(cls, *args):
         # One pass: unwrap the Tensors, check their float dtypes agree, note which need a gradient.
-        arrays = list(args)
-        needed = []          # positions of the Tensor arguments that need a gradient
+        arrays = []          # what forward gets: each Tensor's array, other arguments as they are
+        needs = []           # one bool per argument: a Tensor that requires grad?
         float_dtype = None   # the one floating dtype this op's Tensor arguments may share
-        position = 0
         for arg in args:
             if isinstance(arg, Tensor):
-                data = arrays[position] = arg.data
+                data = arg.data
                 dtype = data.dtype
                 if dtype is not float_dtype and dtype.kind == "f":
                     if float_dtype is None:
@@ -117,30 +109,21 @@ class Function:
                             f"{cls.__name__}: {float_dtype} and {dtype} tensors in one op; "
                             "convert one with .double() or .float() first"
                         )
-                if arg.requires_grad:
-                    needed.append(position)
-            position += 1
+                arrays.append(data)
+                needs.append(arg.requires_grad)
+            else:
+                arrays.append(arg)
+                needs.append(False)
 
         ctx = Context()
-        record = needed and _grad_mode.enabled
-        if not record:  # no graph node: nothing needs a gradient
-            ctx.needs_input_grad = (False,) * position
-        elif position < 8 and len(needed) == position:  # every argument needs a gradient
-            ctx.needs_input_grad, positions = _ALL_NEED_GRAD[position], _ALL_POSITIONS[position]
-        elif position < 8 and needed == [0]:  # a tensor and options: x.reshape(...), x[i]
-            ctx.needs_input_grad, positions = _FIRST_NEEDS_GRAD[position], _ALL_POSITIONS[1]
-        else:
-            needs = [False] * position
-            for index in needed:
-                needs[index] = True
-            ctx.needs_input_grad, positions = tuple(needs), tuple(needed)
+        record = True in needs and _grad_mode.enabled  # no graph node when nothing needs a gradient
+        ctx.needs_input_grad = tuple(needs) if record else (False,) * len(args)
 
         result = cls.forward(ctx, *arrays)
         if record:
             ctx.fn = cls
             ctx._created = _next_creation_number()
             ctx.args = args  # the call's own tuple: no new object to make
-            ctx.input_positions = positions
         if isinstance(result, (tuple, list)):
             return _multiple_outputs(ctx, result, record)
         output = wrap(result)

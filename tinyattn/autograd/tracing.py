@@ -62,8 +62,9 @@ class trace:
             name=node.fn.__name__,
             output_shapes=_output_shapes(node, out_grads),
             grad_output_norms=tuple(grad_norm(g) for g in out_grads) if out_grads else (None,) * node.n_outputs,
-            grad_input_norms=tuple(grad_norm(in_grads[position]) if in_grads else None
-                                   for position in node.input_positions),
+            grad_input_norms=tuple(grad_norm(grad) if in_grads else None
+                                   for grad, need in zip(in_grads or node.needs_input_grad, node.needs_input_grad)
+                                   if need),
             seconds=seconds,
             node_id=id(node),
         ))

@@ -25,6 +25,12 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     logits.transpose(1, 2), or to ta.cross_entropy, tinyattn's own, which takes the classes last.
     Options as ta.cross_entropy's (ignore_index, reduction, label_smoothing)."""
     if input.ndim > 2:  # move the classes last, where the one graph node (ops_nn.CrossEntropy) wants them
+        wanted = (input.shape[0],) + tuple(input.shape[2:])
+        if tuple(np.shape(getattr(target, "data", target))) != wanted:
+            raise ShapeError(
+                f"cross_entropy: input {tuple(input.shape)} has its classes on axis 1 (PyTorch's layout, "
+                f"(N, C, d1, ...)), so the target must be {wanted}, got {tuple(np.shape(getattr(target, 'data', target)))}. "
+                "For a sequence's (B, T, C) logits pass logits.transpose(1, 2), or use ta.cross_entropy (classes last)")
         input = input.permute(0, *range(2, input.ndim), 1)
     return ops_nn.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 

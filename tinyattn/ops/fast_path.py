@@ -86,7 +86,7 @@ TABLE = {
     "gru_gates_backward": (reference_blocks.gru_gates_backward, "recurrent_gates", False, None),
     "lstm_gates": (reference_blocks.lstm_gates, "recurrent_gates", False, None),
     "lstm_gates_backward": (reference_blocks.lstm_gates_backward, "recurrent_gates", False, None),
-    "through_pair_tanh": (reference_blocks.through_pair_tanh, "additive_attention", False, None),
+    "through_pair_tanh": (reference_blocks.through_pair_tanh, "pair_tanh", False, None),
 }
 
 

@@ -60,7 +60,8 @@ def graph_lists(root, params=None):
     # carry an output to its users (and the root itself) do.
     outputs = {id(root._ctx): root.data}
     for node in order:
-        for position, tensor in zip(node.input_positions, node.inputs):
+        positions = [position for position, need in enumerate(node.needs_input_grad) if need]
+        for position, tensor in zip(positions, node.inputs):
             source = tensor._ctx if tensor._ctx is not None else tensor
             if tensor._ctx is None:
                 leaves.setdefault(id(tensor), tensor)
