@@ -320,8 +320,7 @@ class _Layer(Module):
 
 
 class RNN(_Layer):
-    """Elman RNN layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H)),
-    x and outputs batch first with batch_first=True."""
+    """Elman RNN layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H))."""
 
     kind = "RNN"
 
@@ -332,8 +331,7 @@ class RNN(_Layer):
 
 
 class GRU(_Layer):
-    """GRU layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H)),
-    x and outputs batch first with batch_first=True."""
+    """GRU layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H))."""
 
     kind = "GRU"
 
