@@ -67,8 +67,9 @@ def test_the_guard_knows_the_layers():
 def test_the_guard_finds_a_call_that_leans_on_the_default():
     names = _layers_with_batch_first()
     source = 'import tinyattn.nn as nn\ngru = nn.GRU(3, 4)\nok = nn.GRU(3, 4, batch_first=False)\n' \
+             'old = nn.GRU(3, 4)  # batch_first: an old version without the argument\n' \
              'CELLS = [("code", """mha = MultiheadAttention(8, 2)\n%matplotlib inline""")]\n'
-    assert [line for line, _ in _calls_without_batch_first(source, names)] == [2, 4]
+    assert [line for line, _ in _calls_without_batch_first(source, names)] == [2, 5]
 
 
 def test_project_code_passes_batch_first_explicitly():
