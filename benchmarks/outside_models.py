@@ -225,6 +225,6 @@ def tinyattn_trainer(name, ta, weights, data):
     nn = ta.nn
     if "batch_first" not in inspect.signature(nn.GRU).parameters:  # 23529ae: batch first, no keyword
         nn = SimpleNamespace(**vars(ta.nn))
-        nn.GRU = lambda *args, batch_first=True, **options: ta.nn.GRU(*args, **options)
+        nn.GRU = lambda *args, batch_first=True, **options: ta.nn.GRU(*args, **options)  # batch_first: none there
     step, _ = trainer(name, as_torch(ta), nn, F, ta.optim, weights, data)
     return step

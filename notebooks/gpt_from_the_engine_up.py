@@ -86,7 +86,7 @@ out = one_head(x, *ws)
 out.backward(G)
 packed = np.concatenate([W_q.T, W_k.T, W_v.T])      # (3C, C): rows 0..C-1 make q, then k, then v
 
-mha = nn.MultiheadAttention(C, num_heads=1, bias=False).double()
+mha = nn.MultiheadAttention(C, num_heads=1, bias=False, batch_first=True).double()
 mha.load_state_dict({"in_proj_weight": packed, "out_proj.weight": W_o.T})
 x_mha = ta.tensor(X, requires_grad=True)
 hidden = ta.triu(ta.ones(T, T), diagonal=1) == 1   # True = may NOT attend, nn.MultiheadAttention's polarity
@@ -249,7 +249,8 @@ be learned instead."""),
         super().__init__()
         self.embed = nn.Embedding(vocab_size, d_model)
         self.positions = nn.Embedding(max_len, d_model)
-        self.layers = nn.ModuleList([nn.MultiheadAttention(d_model, nhead, bias=False) for _ in range(2)])
+        self.layers = nn.ModuleList([nn.MultiheadAttention(d_model, nhead, bias=False, batch_first=True)
+                                     for _ in range(2)])
         self.unembed = nn.Linear(d_model, vocab_size, bias=False)
 
     def forward(self, tokens):

@@ -35,7 +35,7 @@ class TransformerSeq2Seq(Translator):
         self.target_embedding = Embedding(target_vocab, d_model, padding_idx=pad_id)
         self.positions = PositionalEncoding(d_model, max_len)
         self.transformer = Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward,
-                                       dropout, norm_first=norm_first)
+                                       dropout, batch_first=True, norm_first=norm_first)
         self.out = Linear(d_model, target_vocab)
         keep_attention_weights(self.transformer.decoder)  # so advance can show where the last step looked
 
