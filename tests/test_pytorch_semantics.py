@@ -192,3 +192,11 @@ def test_saturated_probabilities_and_constant_entries_give_pytorchs_finite_gradi
     flat = ta.tensor(np.full(4, 2.0), requires_grad=True)
     flat.std().backward()
     assert np.array_equal(flat.grad, np.zeros(4))  # PyTorch: 0 where the std is 0, not NaN
+
+
+def test_cumsum_and_einsum_of_0d_tensors_stay_0d_through_backward():
+    x = ta.tensor(np.array(2.0), requires_grad=True)
+    y = x.cumsum(0)
+    assert y.shape == ()
+    (y * ta.einsum(",->", x, x)).backward()  # d(x * x^2)/dx = 3 x^2
+    assert x.grad.shape == () and x.grad.item() == 12.0
