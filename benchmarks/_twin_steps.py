@@ -27,8 +27,10 @@ def compare_engines(tinyattn_setup, torch_setup, *args):
     return {"tinyattn": (tiny_step, batches), "PyTorch": (torch_step, torch_batches)}, (ours, theirs)
 
 
-def time_blocks(runs, rounds, steps):
-    """{engine: list of per-block lists of step times (ms)}, the engines taking turns by block (ABBA...)."""
+def time_blocks(runs, rounds, steps, clock=time.perf_counter):
+    """{engine: list of per-block lists of step times (ms)}, the engines taking turns by block (ABBA...).
+    clock=time.process_time counts this process's CPU time: on a loaded machine, what the step
+    computes rather than how long it waited for a core (fair only when each engine uses one thread)."""
     times = {name: [] for name in runs}
     position = 0
     for r in range(rounds):
@@ -37,9 +39,9 @@ def time_blocks(runs, rounds, steps):
             step, batches = runs[name]
             block = []
             for i in range(steps):
-                start = time.perf_counter()
+                start = clock()
                 step(*batches[(position + i) % len(batches)])
-                block.append((time.perf_counter() - start) * 1e3)
+                block.append((clock() - start) * 1e3)
             times[name].append(block)
             time.sleep(0.2)  # let the engine's worker threads fall asleep before the other starts
         position += steps

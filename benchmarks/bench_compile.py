@@ -14,7 +14,7 @@ import time
 start = time.perf_counter()
 import numpy as np
 import tinyattn as ta
-from tinyattn.ops import additive_attention as aa, arrays as A
+from tinyattn.ops import additive_attention_arrays as aa, arrays as A
 for dtype in (np.float32, np.float64):
     x = np.ones((2, 3, 5), dtype); mask = np.ones((2, 1, 5), bool)
     y = A.softmax(x); A.softmax(x, mask); A.softmax_backward(y, x)

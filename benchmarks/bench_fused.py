@@ -15,10 +15,10 @@ from _timing import markdown_table, time_us  # noqa: E402
 import tinyattn as ta  # noqa: E402
 import tinyattn.nn as nn  # noqa: E402
 from tinyattn.nn.additive_attention import additive_attention_composed  # noqa: E402
-from tinyattn.nn.fused.additive_attention import AdditiveAttention  # noqa: E402
-from tinyattn.ops import additive_attention as aa, reference as R, reference_blocks as RB  # noqa: E402
+from tinyattn.nn.fused.additive_attention_node import AdditiveAttention  # noqa: E402
+from tinyattn.ops import additive_attention_arrays as aa, reference as R, reference_blocks as RB  # noqa: E402
 from tinyattn.ops.kernels import adam, matmul, recurrent_gates as rg, scatter_rows, sigmoid  # noqa: E402
-from tinyattn.ops.kernels import additive_attention as aak  # noqa: E402
+from tinyattn.ops.kernels import pair_tanh as aak  # noqa: E402
 
 B, H, S, E, V = 64, 64, 14, 32, 26
 

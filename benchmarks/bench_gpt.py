@@ -10,7 +10,9 @@ and must give the same first-step loss (to 1e-5, float32). A step: zero_grad, fo
 targets (batch 32 x 64 characters), backward, clip_grad_norm_(1.0), AdamW(lr 1e-3, weight
 decay 0.1 on every parameter: one group, as tinyattn's optimisers take no groups yet).
 Timing (a process per thread count, blocks of steps alternating, both on the same batches) is
-_twin_steps.py's: median step time, range of the block medians, ratio tinyattn / PyTorch.
+_twin_steps.py's: median step time, range of the block medians, ratio tinyattn / PyTorch. malloc
+keeps freed memory (ta.ops.keep_freed_memory(), as ta.train.fit sets it), for both engines: with
+the system's settings each tinyattn step took ~3,450 page faults, PyTorch's ~950.
 
 Then generation, in a fresh one-thread process: tokens per second for one sequence from a
 one-character prompt, model.generate(use_cache=True / False, top_k=1) and nanoGPT's uncached
@@ -43,10 +45,13 @@ def characters():
     return np.array([lookup[c] for c in text], dtype=np.int64), len(vocab)
 
 
-def tinyattn_setup(seed=0):
-    """(model, batches, step function) for tinyattn's GPT."""
-    import tinyattn as ta
+def tinyattn_setup(seed=0, ta=None):
+    """(model, batches, step function) for tinyattn's GPT; ta: the package to use (compare_trees_gpt.py
+    passes an older copy), tinyattn by default."""
+    if ta is None:
+        import tinyattn as ta
 
+    ta.ops.keep_freed_memory()  # as ta.train.fit does when training starts (and bench_seq2seq.py does)
     data, vocab = characters()
     ta.manual_seed(seed)
     model = ta.models.GPT(vocab, BLOCK, n_layer=LAYERS, n_head=HEADS, n_embd=EMBD)

@@ -25,7 +25,7 @@ B, I, H, T = 64, 96, 64, 30
 def _tinyattn_cases(fused):
     ta.manual_seed(0)
     rng = np.random.default_rng(0)
-    cell, layer = nn.GRUCell(I, H), nn.GRU(I, H)
+    cell, layer = nn.GRUCell(I, H), nn.GRU(I, H, batch_first=True)
     x = ta.tensor(rng.standard_normal((B, I)).astype(np.float32), requires_grad=True)
     h = ta.tensor(rng.standard_normal((B, H)).astype(np.float32), requires_grad=True)
     xs = ta.tensor(rng.standard_normal((B, T, I)).astype(np.float32), requires_grad=True)

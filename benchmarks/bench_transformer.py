@@ -35,7 +35,8 @@ def _pair(norm_first):
     import tinyattn.nn as nn
 
     ta.manual_seed(0)
-    ours = nn.TransformerEncoderLayer(D, HEADS, dim_feedforward=FF, dropout=0.0, norm_first=norm_first)
+    ours = nn.TransformerEncoderLayer(D, HEADS, dim_feedforward=FF, dropout=0.0, norm_first=norm_first,
+                                   batch_first=True)
     theirs = torch.nn.TransformerEncoderLayer(D, HEADS, dim_feedforward=FF, dropout=0.0, norm_first=norm_first,
                                               batch_first=True)
     theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})

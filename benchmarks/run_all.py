@@ -18,6 +18,7 @@ import bench_attention  # noqa: E402
 import bench_compile  # noqa: E402
 import bench_composed  # noqa: E402
 import bench_fused  # noqa: E402
+import bench_outside_models  # noqa: E402
 import bench_overhead  # noqa: E402
 import bench_recurrent  # noqa: E402
 import bench_scaling  # noqa: E402
@@ -39,7 +40,8 @@ def main():
                           ("GRU", bench_recurrent), ("Transformer encoder layer (1 thread)", bench_transformer),
                           ("Fused kernels", bench_fused), ("Seq2Seq training step", bench_seq2seq),
                           ("Seq2Seq scaling", bench_scaling),
-                          ("A model composed of primitives (1 thread)", bench_composed)]:
+                          ("A model composed of primitives (1 thread)", bench_composed),
+                          ("Models written as a PyTorch user writes them (1 thread)", bench_outside_models)]:
         print(f"\n### {title}\n")
         module.run()
 

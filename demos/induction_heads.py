@@ -63,7 +63,8 @@ class AttentionOnly(nn.Module):
         super().__init__()
         self.embed = nn.Embedding(vocab_size, d_model)
         self.positions = nn.Embedding(max_len, d_model)  # learned: the previous-token head needs them
-        self.layers = nn.ModuleList([nn.MultiheadAttention(d_model, nhead, bias=False) for _ in range(num_layers)])
+        self.layers = nn.ModuleList([nn.MultiheadAttention(d_model, nhead, bias=False, batch_first=True)
+                                     for _ in range(num_layers)])
         self.unembed = nn.Linear(d_model, vocab_size, bias=False)
 
     def stream(self, tokens):

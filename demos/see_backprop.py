@@ -84,7 +84,7 @@ def inside_multihead(out_dir):
     keeps that graph's own scores and weights (last_tensors, with keep_weights on).
     """
     ta.manual_seed(0)
-    mha = nn.MultiheadAttention(4, 2).double()
+    mha = nn.MultiheadAttention(4, 2, batch_first=True).double()
     mha.keep_weights = True
     x = ta.tensor(X[None])  # (1 sentence, 3 inputs, 4 features): query, key and value alike
     target = ta.tensor(np.random.default_rng(0).standard_normal((1, 3, 4)))

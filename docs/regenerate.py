@@ -165,6 +165,7 @@ RUNS = [
         [["demos/long_reviews.py", "--positions", "--seed", str(seed), "--out-dir", f"seed{seed}"] for seed in SEEDS],
         minutes=2, blocks={"long_reviews_five_seeds": five_seeds_table},
         shown_as=f"`.venv/bin/python demos/long_reviews.py --positions --seed N` for N = 0 to {SEEDS[-1]}"),
+    Run("gpt", [["demos/gpt.py"]], minutes=2.5, blocks={"gpt": lines("sample (temperature", "validation")}),
     Run("see_backprop", [["demos/see_backprop.py"]], minutes=0.2,
         blocks={"see_backprop_sqrt_dk": lines("random inputs (16 keys")},
         pictures={"weights_and_gradients.png": "see_backprop_gradients.png",

@@ -181,7 +181,7 @@ By default attention runs as one fused graph node: fast, but its scores are hidd
 softmax are tensors a hook or `retain_grad()` can see. With `keep_weights` on, the module keeps
 them in `last_tensors`. The outputs and gradients are the same either way."""),
         ("code", """ta.manual_seed(0)
-mha = nn.MultiheadAttention(8, num_heads=2).double()
+mha = nn.MultiheadAttention(8, num_heads=2, batch_first=True).double()
 mha.keep_weights = True
 tokens = ta.tensor(np.random.default_rng(1).standard_normal((1, 5, 8)))
 with ta.fused(False):

@@ -86,7 +86,7 @@ out = one_head(x, *ws)
 out.backward(G)
 packed = np.concatenate([W_q.T, W_k.T, W_v.T])      # (3C, C): rows 0..C-1 make q, then k, then v
 
-mha = nn.MultiheadAttention(C, num_heads=1, bias=False).double()
+mha = nn.MultiheadAttention(C, num_heads=1, bias=False, batch_first=True).double()
 mha.load_state_dict({"in_proj_weight": packed, "out_proj.weight": W_o.T})
 x_mha = ta.tensor(X, requires_grad=True)
 hidden = ta.triu(ta.ones(T, T), diagonal=1) == 1   # True = may NOT attend, nn.MultiheadAttention's polarity
@@ -168,7 +168,8 @@ tokens = encode("the cat sat on")
 cache = [([], []) for _ in model.transformer.h]
 stepped = np.stack([cached_step(model, t, p, cache).data for p, t in enumerate(tokens)])
 with ta.no_grad():
-    full = model(tokens[None])[0].data                 # (T, vocab): every position at once
+    logits, _ = model(tokens[None])                    # nanoGPT's pair: (logits, loss or None)
+    full = logits[0].data                              # (T, vocab): every position at once
 print("last row, one cached step:", stepped[-1, :6].round(3), "...")
 print("last row, full forward:   ", full[-1, :6].round(3), "...")
 print(f"largest gap over all {len(tokens)} rows: {gap(stepped, full):.1e}   (float32)")
@@ -189,7 +190,7 @@ flattens it; its entropy (-sum p ln p, in nats) measures how spread it is. Top-k
 largest logits (the rest set to -inf) before the softmax, so a draw never picks an unlikely tail
 token. Here, after "the cat sat on the mat. the ", the model has learned a few candidates."""),
         ("code", """with ta.no_grad():
-    logits = model(encode("the cat sat on the mat. the ")[None])[0, -1]   # (vocab,)
+    logits = model(encode("the cat sat on the mat. the ")[None])[0][0, -1]   # (vocab,): batch 0's last row
 
 def entropy(p):
     p = p[p > 0]
@@ -248,7 +249,8 @@ be learned instead."""),
         super().__init__()
         self.embed = nn.Embedding(vocab_size, d_model)
         self.positions = nn.Embedding(max_len, d_model)
-        self.layers = nn.ModuleList([nn.MultiheadAttention(d_model, nhead, bias=False) for _ in range(2)])
+        self.layers = nn.ModuleList([nn.MultiheadAttention(d_model, nhead, bias=False, batch_first=True)
+                                     for _ in range(2)])
         self.unembed = nn.Linear(d_model, vocab_size, bias=False)
 
     def forward(self, tokens):

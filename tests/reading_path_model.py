@@ -22,8 +22,8 @@ class SmallAttentionModel(nn.Module):
     def __init__(self, vocab=20, d=16):
         super().__init__()
         self.embed = nn.Embedding(vocab, d)
-        self.gru = nn.GRU(d, d)
-        self.attn = nn.MultiheadAttention(d, 2)
+        self.gru = nn.GRU(d, d, batch_first=True)
+        self.attn = nn.MultiheadAttention(d, 2, batch_first=True)
         self.norm = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab)
 

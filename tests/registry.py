@@ -186,6 +186,9 @@ case(red.Mean, "binary cross-entropy (weighted) and with logits (pos_weight)", l
      F.binary_cross_entropy(p, _T01, weight=np.array([1.0, 2.0, 0.5])),
      F.binary_cross_entropy_with_logits(z * 5, _T01, pos_weight=np.array([2.0, 1.0, 0.5]))),
      inputs(lambda rng: leaf(rng.uniform(0.1, 0.9, (2, 3))), away_from_zero(2, 3)))
+from tinyattn.nn import losses  # noqa: E402
+case(losses.BinaryCrossEntropy, "probabilities and soft targets", lambda p, t: F.binary_cross_entropy(p, t, reduction="none"),
+     inputs(lambda rng: leaf(rng.uniform(0.1, 0.9, (2, 3))), lambda rng: leaf(rng.uniform(0.0, 1.0, (2, 3)))))
 
 # --- layers (tinyattn.nn) ---------------------------------------------------------------------
 from tinyattn.nn import linear as lin  # noqa: E402
@@ -257,7 +260,7 @@ from tinyattn.nn import gelu  # noqa: E402
 case(gelu.GELUFunction, "exact (erf), wide range", lambda x: gelu.gelu(x * 3.0), inputs(strided(3, 5)))
 case(gelu.GELUFunction, "tanh approximation", lambda x: gelu.gelu(x * 3.0, approximate="tanh"), inputs(normal(4, 3)))
 
-from tinyattn.nn.fused import additive_attention as aa  # noqa: E402
+from tinyattn.nn.fused import additive_attention_node as aa  # noqa: E402
 
 # (query, W, projected keys U k, v, values); the second batch entry attends to nothing
 case(aa.AdditiveAttention, "two queries, padding mask with an empty row",

@@ -67,7 +67,7 @@ def test_self_attention_and_multi_head_gradcheck(rng):
     self_attn = nn.SelfAttention(4, key_dim=3, value_dim=5).double()
     x = _t(rng, 2, 3, 4)
     assert ta.gradcheck(lambda x, *p: self_attn(x, mask=nn.causal_mask(3)), (x, *self_attn.parameters()))
-    mha = nn.MultiheadAttention(6, num_heads=2).double()
+    mha = nn.MultiheadAttention(6, num_heads=2, batch_first=True).double()
     q, kv = _t(rng, 2, 3, 6), _t(rng, 2, 4, 6)
     assert ta.gradcheck(lambda q, kv, *p: mha(q, kv, kv, key_padding_mask=~PADDING[:, 0]), (q, kv, *mha.parameters()))
     out, weights = mha(q, kv, kv, average_attn_weights=False)

@@ -163,7 +163,8 @@ def test_any_axis_either_works_as_in_numpy_or_is_a_clear_error(ndim, axis):
             np.testing.assert_array_equal(out.data, x.data if ndim == 0 else expected)
 
 
-@pytest.mark.parametrize("layer", [nn.RNN(3, 4), nn.GRU(3, 4), nn.LSTM(3, 4, bidirectional=True)],
+@pytest.mark.parametrize("layer", [nn.RNN(3, 4, batch_first=True), nn.GRU(3, 4, batch_first=True),
+                                   nn.LSTM(3, 4, bidirectional=True, batch_first=True)],
                          ids=["RNN", "GRU", "LSTM"])
 def test_recurrent_layers_refuse_empty_sequences_and_bad_lengths(layer):
     name = type(layer).__name__
@@ -179,7 +180,7 @@ def test_recurrent_layers_refuse_empty_sequences_and_bad_lengths(layer):
 @pytest.mark.parametrize("make, call", [
     (lambda: nn.Linear(3, 4), lambda m, x: m(x)),
     (lambda: nn.LayerNorm(3), lambda m, x: m(x)),
-    (lambda: nn.GRU(3, 4), lambda m, x: m(x[:, None])),
+    (lambda: nn.GRU(3, 4, batch_first=True), lambda m, x: m(x[:, None])),
     (lambda: nn.LSTMCell(3, 4), lambda m, x: m(x)),
     (lambda: nn.Attention(3, 3, score="additive"), lambda m, x: m(x[:, None], x[:, None], x[:, None])),
     (lambda: nn.SelfAttention(3), lambda m, x: m(x[:, None])),

@@ -20,11 +20,11 @@ from tinyattn.autograd.function import Function
 from tinyattn.data import TOKEN_IDS, ToyTranslation
 from tinyattn.models import Seq2Seq
 from tinyattn.nn import fused as fused_package
-from tinyattn.nn.fused import (additive_attention, attentive_decoder, gru_sequence, lstm_sequence, recurrent_steps,
+from tinyattn.nn.fused import (additive_attention_node, attentive_decoder, gru_sequence, lstm_sequence, recurrent_steps,
                                sdpa)
 from tinyattn.viz.graph import graph_lists
 
-FUSED_NODES = {name for module in (sdpa, additive_attention, recurrent_steps, gru_sequence, lstm_sequence,
+FUSED_NODES = {name for module in (sdpa, additive_attention_node, recurrent_steps, gru_sequence, lstm_sequence,
                                    attentive_decoder)
                for name, obj in vars(module).items()
                if inspect.isclass(obj) and issubclass(obj, Function) and obj.__module__ == module.__name__}
@@ -105,7 +105,7 @@ def test_sdpa_with_dropout_on_and_off_draws_the_same_mask(rng):
 @pytest.mark.parametrize("average", [True, False], ids=["averaged weights", "weights per head"])
 def test_multihead_attention_with_padding_and_attn_mask_on_and_off(average, rng):
     ta.manual_seed(0)
-    mha = nn.MultiheadAttention(6, 2).double().eval()
+    mha = nn.MultiheadAttention(6, 2, batch_first=True).double().eval()
     query, memory = _leaf(rng, 2, 3, 6), _leaf(rng, 2, 4, 6)
     padding = np.array([[False, False, False, True], [False, True, True, True]])  # True = padding (PyTorch)
     attn_mask = np.array([[False, True, False, False], [False, False, True, False], [True, False, False, False]])
@@ -133,7 +133,7 @@ def test_attention_layer_with_a_mask_on_and_off(score, rng):
                          ids=["RNN", "GRU", "LSTM"])
 def test_two_layer_bidirectional_layers_with_lengths_and_h0_on_and_off(cls, node, rng):
     ta.manual_seed(0)
-    layer = cls(3, 4, num_layers=2, bidirectional=True).double()
+    layer = cls(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
     x, h0, c0 = _leaf(rng, 3, 5, 3), _leaf(rng, 4, 3, 4), _leaf(rng, 4, 3, 4)
     lengths = np.array([5, 1, 3])
     state, leaves = ((h0, c0), [x, h0, c0]) if cls is nn.LSTM else (h0, [x, h0])
@@ -166,7 +166,7 @@ def test_the_attentive_decoder_via_seq2seq_loss_with_lengths_on_and_off():
 def _multihead_loss(rng):
     """A small MultiheadAttention (2 heads) over 2 sentences of 3 words, the second padded after 2."""
     ta.manual_seed(0)
-    mha = nn.MultiheadAttention(4, 2).double()
+    mha = nn.MultiheadAttention(4, 2, batch_first=True).double()
     mha.keep_weights = True
     x = ta.tensor(rng.standard_normal((2, 3, 4)))
     out, weights = mha(x, x, x, key_padding_mask=np.array([[False] * 3, [False, False, True]]),
@@ -218,7 +218,7 @@ def test_retain_grad_on_multihead_attentions_own_scores_and_weights(rng):
 
 def test_keep_attention_weights_gives_every_transformer_layer_its_scores_and_weights(rng):
     ta.manual_seed(0)
-    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0), 2).double()
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True), 2).double()
     attn = nn.keep_attention_weights(encoder)  # the layers call it with need_weights=False
     x = ta.tensor(rng.standard_normal((2, 3, 4)))
     with ta.fused(False):

@@ -65,3 +65,17 @@ def test_gelu_matches_pytorch_when_installed():
         # both compute 1 + erf(x / sqrt 2), which loses digits to cancellation far left: compare absolutely there
         np.testing.assert_allclose(out.data, theirs.detach().numpy(), rtol=1e-14, atol=1e-14)
         np.testing.assert_allclose(ours.grad, t.grad.numpy(), rtol=1e-13, atol=1e-14)
+
+
+def test_gelu_backward_reuses_the_forwards_normal_cdf(monkeypatch):
+    """erf runs once per forward and backward pair (it was the GPT step's largest cost, twice)."""
+    import tinyattn.ops.gelu as array_gelu
+
+    calls = []
+    monkeypatch.setattr(array_gelu, "erf", lambda x: calls.append(1) or erf(x))
+    x = ta.tensor(np.linspace(-3, 3, 12), requires_grad=True)
+    with ta.ops.use_backend("numpy"):
+        F.gelu(x).sum().backward()
+    assert len(calls) == 1
+    np.testing.assert_allclose(x.grad, [0.5 * (1 + math.erf(v / math.sqrt(2))) + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi)
+                                        for v in np.linspace(-3, 3, 12)], rtol=1e-14)

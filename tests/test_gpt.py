@@ -76,7 +76,7 @@ def test_state_dicts_cross_and_logits_loss_gradients_match_pytorch(positions, bi
     for name, param in model.named_parameters():  # the tied weight: the sum of both uses' gradients
         np.testing.assert_allclose(param.grad, theirs[name].grad.numpy(), rtol=0, atol=1e-10, err_msg=name)
     shorter = ids((2, 5))  # T < block_size
-    np.testing.assert_allclose(model(shorter).data, twin(torch.tensor(shorter)).detach().numpy(), atol=1e-10)
+    np.testing.assert_allclose(model(shorter)[0].data, twin(torch.tensor(shorter)).detach().numpy(), atol=1e-10)
 
     # the twin's weights load into ours as they are
     with torch.no_grad():
@@ -85,7 +85,7 @@ def test_state_dicts_cross_and_logits_loss_gradients_match_pytorch(positions, bi
     state = {k: v.numpy() for k, v in twin.state_dict().items()}
     mask = np.tril(np.ones((BLOCK, BLOCK)))[None, None]  # the buffer nanoGPT saves without flash attention
     model.load_state_dict({**state, "transformer.h.0.attn.bias": mask, "transformer.h.1.attn.bias": mask})
-    np.testing.assert_allclose(model(idx).data, twin(torch.tensor(idx)).detach().numpy(), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(model(idx)[0].data, twin(torch.tensor(idx)).detach().numpy(), rtol=0, atol=1e-10)
 
 
 def test_float32_logits_match_pytorch():
@@ -94,8 +94,8 @@ def test_float32_logits_match_pytorch():
 
     model = tiny("rope", dtype=np.float32)
     idx = ids((2, BLOCK))
-    assert model(idx).dtype == np.float32
-    np.testing.assert_allclose(model(idx).data, twin_of(model)(torch.tensor(idx)).detach().numpy(), atol=1e-5)
+    assert model(idx)[0].dtype == np.float32
+    np.testing.assert_allclose(model(idx)[0].data, twin_of(model)(torch.tensor(idx)).detach().numpy(), atol=1e-5)
 
 
 def test_three_adamw_steps_match_pytorch():
@@ -134,11 +134,11 @@ def test_gradcheck_of_the_loss():
 def test_cached_logits_equal_the_full_forward(positions):
     model = sharp(tiny(positions))
     idx = ids((2, BLOCK))
-    full = model(idx).data
+    full = model(idx)[0].data
     cache = KVCache(model, 2, np.float64)
     with ta.no_grad():
-        first = model(idx[:, :3], cache=cache).data  # a prompt, then one token at a time
-        steps = [model(idx[:, t:t + 1], cache=cache).data for t in range(3, BLOCK)]
+        first = model(idx[:, :3], cache=cache)[0].data  # a prompt, then one token at a time
+        steps = [model(idx[:, t:t + 1], cache=cache)[0].data for t in range(3, BLOCK)]
     np.testing.assert_allclose(np.concatenate([first, *steps], axis=1), full, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="block_size is 8"):
         model(idx[:, :1], cache=cache)
@@ -211,6 +211,13 @@ def test_bad_input_names_the_limit():
 def test_dropout_acts_while_training_only():
     model = tiny(dropout=0.5)
     idx = ids((2, BLOCK))
-    assert not np.allclose(model(idx).data, model(idx).data)
+    assert not np.allclose(model(idx)[0].data, model(idx)[0].data)
     model.eval()
-    np.testing.assert_array_equal(model(idx).data, model(idx).data)
+    np.testing.assert_array_equal(model(idx)[0].data, model(idx)[0].data)
+
+
+def test_forward_is_nanogpts_pair_so_unpacking_never_splits_the_batch():
+    """A bare logits tensor let `logits, loss = model(idx)` take batch row 0 as the logits."""
+    model = tiny()
+    logits, loss = model(np.array([[1, 2, 3], [4, 5, 6]]))
+    assert loss is None and logits.shape == (2, 3, model.vocab_size)

@@ -183,13 +183,13 @@ def test_a_hook_on_the_fused_attention_output_sees_pytorchs_gradient():
 
 def test_retain_grad_on_an_output_a_fused_node_uses_inside_says_so(rng):
     ta.manual_seed(0)
-    mha = ta.nn.MultiheadAttention(4, 2).double()
+    mha = ta.nn.MultiheadAttention(4, 2, batch_first=True).double()
     x = ta.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
     with ta.fused(True):
         _, weights = mha(x, x, x, average_attn_weights=False)  # (B, H, Tq, Tk): the node's own output
         with pytest.raises(RuntimeError, match=r"output 1 of ScaledDotProductAttention.*ta\.fused\(False\)"):
             weights.retain_grad()
-        out, _ = ta.nn.GRU(4, 3).double()(x)
+        out, _ = ta.nn.GRU(4, 3, batch_first=True).double()(x)
         with pytest.raises(RuntimeError, match="GRUSequence"):
             out.retain_grad()
     with ta.fused(False):  # the composed graph's weights keep the whole gradient

@@ -145,6 +145,40 @@ def sigmoid_args(draw):
     return (normal(draw, draw(shape(0, 4, 0, 5)), draw(dtypes), scale=30.0),)
 
 
+approximations = st.sampled_from(["none", "tanh"])
+
+
+@st.composite
+def gelu_args(draw):  # wide enough to reach every range of the float32 erf: |x| / sqrt 2 past 0.46875, 4 and 10
+    x = normal(draw, draw(shape(0, 4, 0, 5)), draw(dtypes), scale=draw(st.sampled_from([0.5, 3.0, 30.0])))
+    return x, draw(approximations)
+
+
+@st.composite
+def gelu_backward_args(draw):
+    x, approximate = draw(gelu_args())
+    _, saved = fast_path.gelu.gelu(np.array(x), approximate)
+    return x, laid_out(draw, saved), normal(draw, x.shape, x.dtype), approximate
+
+
+@st.composite
+def layer_norm_args(draw):
+    """As nn.LayerNorm calls it: over the trailing axes, weight and bias of their shape or None."""
+    dtype = draw(dtypes)
+    lead, normalized = draw(shape(0, 3, 0, 4)), draw(shape(1, 2, 1, 5))  # LayerNorm refuses a size of 0
+    x = normal(draw, lead + normalized, dtype, scale=3.0)
+    axes = tuple(range(len(lead), x.ndim))
+    weight, bias = (normal(draw, normalized, dtype) if draw(st.booleans()) else None for _ in range(2))
+    return x, axes, weight, bias, draw(st.sampled_from([1e-5, 0.1]))
+
+
+@st.composite
+def layer_norm_backward_args(draw):
+    x, axes, weight, _, eps = draw(layer_norm_args())
+    _, x_hat, inv_std = fast_path.layer_norm.layer_norm(np.array(x), axes, weight, None, eps)
+    return normal(draw, x.shape, x.dtype), axes, laid_out(draw, x_hat), laid_out(draw, inv_std), weight
+
+
 @st.composite
 def scatter_rows_args(draw):
     dtype, num_rows, n, d = draw(dtypes), draw(st.integers(1, 5)), draw(st.integers(0, 8)), draw(st.integers(0, 4))
@@ -216,8 +250,12 @@ GENERATORS = {
     "log_softmax": log_softmax_args(),
     "log_softmax_backward": softmax_backward_args(log=True),
     "sum_over": sum_over_args(),
+    "layer_norm": layer_norm_args(),
+    "layer_norm_backward": layer_norm_backward_args(),
     "multiply": multiply_args(),
     "sigmoid": sigmoid_args(),
+    "gelu": gelu_args(),
+    "gelu_backward": gelu_backward_args(),
     "scatter_rows": scatter_rows_args(),
     "adam_update": adam_update_args(),
     "gru_gates": gru_gates_args(),

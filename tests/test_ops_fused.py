@@ -9,10 +9,10 @@ import tinyattn.nn as nn
 from tinyattn.data import TOKEN_IDS, ToyTranslation
 from tinyattn.models import Seq2Seq
 from tinyattn.nn.additive_attention import additive_attention_composed
-from tinyattn.nn.fused.additive_attention import AdditiveAttention
-from tinyattn.ops import additive_attention as aa, arrays as A, reference as R, reference_blocks as RB, use_backend
+from tinyattn.nn.fused.additive_attention_node import AdditiveAttention
+from tinyattn.ops import additive_attention_arrays as aa, arrays as A, reference as R, reference_blocks as RB, use_backend
 from tinyattn.ops.kernels import adam, matmul, sigmoid, scatter_rows
-from tinyattn.ops.kernels import additive_attention as aak
+from tinyattn.ops.kernels import pair_tanh as aak
 from tinyattn.ops.kernels.fast_activations import fast_sigmoid, fast_tanh
 
 DTYPES = [np.float32, np.float64]

@@ -191,6 +191,7 @@ def test_large_input_split_over_threads(dtype, monkeypatch):
     # big enough (> _SPLIT_MIN entries, lowered here to keep the test small) that the wrappers
     # run two halves of the rows on two threads: the second half must find its own mask rows
     monkeypatch.setattr(K, "_SPLIT_MIN", 1 << 15)
+    monkeypatch.setattr(K, "_THREADS", 2)
     assert 8 * 4 * 33 * 40 >= K._SPLIT_MIN
     rng = np.random.default_rng(7)
     x = rng.standard_normal((8, 4, 33, 40)).astype(dtype)
@@ -203,6 +204,31 @@ def test_large_input_split_over_threads(dtype, monkeypatch):
     z = K.log_softmax(x)
     close(z, R.log_softmax(x), dtype)
     close(K.log_softmax_backward(z, g), R.log_softmax_backward(z, g), dtype, 200)
+
+
+@pytest.mark.parametrize("dtype, gap", [(np.float32, -100.0), (np.float64, -720.0)])
+def test_a_weight_below_the_smallest_normal_number_is_zero(dtype, gap):
+    """exp(gap) is subnormal: the kernel writes 0 (making subnormals made masked rows 2.5x slower)."""
+    y = K.softmax(np.array([[0.0, gap, -np.inf]], dtype), np.array([True, True, False]))
+    assert y.tolist() == [[1.0, 0.0, 0.0]]
+    assert 0 < R.softmax(np.array([[0.0, gap]], dtype))[0, 1] < np.finfo(dtype).tiny  # numpy keeps the subnormal
+
+
+def test_one_allowed_thread_keeps_softmax_on_one(monkeypatch):
+    """NUMBA_NUM_THREADS=1 (a one-thread benchmark) must not put half the rows on a second thread."""
+    class NoPool:
+        def submit(self, *args):
+            raise AssertionError("softmax used a second thread")
+
+    monkeypatch.setattr(K, "_SPLIT_MIN", 1 << 10)
+    monkeypatch.setattr(K, "_POOL", NoPool())
+    monkeypatch.setattr(K, "_THREADS", 1)
+    x = np.random.default_rng(8).standard_normal((64, 64))
+    y = K.softmax(x, np.tril(np.ones((64, 64), bool)))
+    K.softmax_backward(y, x)
+    with pytest.raises(AssertionError, match="second thread"):
+        monkeypatch.setattr(K, "_THREADS", 2)
+        K.softmax(x)
 
 
 # ----------------------------------------------------------------------------- fast_exp

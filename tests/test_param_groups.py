@@ -170,3 +170,28 @@ def test_linear_warmup_scales_each_group_from_its_own_rate():
     warm.step()
     assert [g["lr"] for g in opt.param_groups] == [0.2, 0.4]
     assert [g["initial_lr"] for g in opt.param_groups] == [0.2, 0.4]
+
+
+def test_lambda_lr_matches_pytorch_per_group_and_resumes_from_its_count():
+    torch = pytest.importorskip("torch")
+    warm_cosine = lambda n: min(1.0, (n + 1) / 3) * (0.55 + 0.45 * np.cos(np.pi * min(n, 8) / 8))  # noqa: E731
+    halving = lambda n: 0.5 ** n  # noqa: E731
+    a, b = nn.Parameter(np.zeros(1)), nn.Parameter(np.zeros(1))
+    ta_, tb = torch.zeros(1, requires_grad=True), torch.zeros(1, requires_grad=True)
+    opt = ta.optim.AdamW([{"params": [a]}, {"params": [b], "lr": 0.4}], lr=0.2)
+    topt = torch.optim.AdamW([{"params": [ta_]}, {"params": [tb], "lr": 0.4}], lr=0.2)
+    ours = ta.optim.LambdaLR(opt, [warm_cosine, halving])
+    theirs = torch.optim.lr_scheduler.LambdaLR(topt, [warm_cosine, halving])
+    for _ in range(10):
+        assert [g["lr"] for g in opt.param_groups] == pytest.approx([g["lr"] for g in topt.param_groups], rel=1e-12)
+        topt.step()  # torch warns if the schedule steps before the optimiser
+        ours.step()
+        theirs.step()
+    again = ta.optim.LambdaLR(ta.optim.AdamW([{"params": [a]}, {"params": [b], "lr": 0.4}], lr=0.2),
+                              [warm_cosine, halving])
+    again.load_state_dict(ours.state_dict())
+    assert [g["lr"] for g in again.optimizer.param_groups] == [g["lr"] for g in opt.param_groups]
+    with pytest.raises(ValueError, match="LambdaLR: 1 functions in lr_lambda for 2 parameter groups"):
+        ta.optim.LambdaLR(opt, [halving])
+    with pytest.raises(TypeError, match="LambdaLR: lr_lambda must be a function"):
+        ta.optim.LambdaLR(opt, 0.5)

@@ -101,7 +101,7 @@ def mha_oracle(mha, x, positions=None, key_padding=None):
 @pytest.mark.parametrize("positions", [None, "alibi", "rope"])
 def test_multihead_attention_with_positions_is_the_oracle(rng, positions, fused):
     ta.manual_seed(0)
-    mha = nn.MultiheadAttention(8, 2, positions=positions).double()
+    mha = nn.MultiheadAttention(8, 2, positions=positions, batch_first=True).double()
     mha.out_proj.bias.data = rng.standard_normal(8)
     x = rng.standard_normal((2, 5, 8))
     padding = np.array([[False] * 5, [False] * 3 + [True] * 2])
@@ -125,7 +125,7 @@ def test_alibi_equals_its_bias_given_as_pytorchs_float_mask(rng):
 
 @pytest.mark.parametrize("positions", ["alibi", "rope"])
 def test_multihead_attention_with_positions_gradchecks_in_float64(rng, positions):
-    mha = nn.MultiheadAttention(4, 2, positions=positions).double()
+    mha = nn.MultiheadAttention(4, 2, positions=positions, batch_first=True).double()
     for p in (mha.in_proj_bias, mha.out_proj.bias):
         p.data = rng.standard_normal(p.shape) * 0.3
     q, k, v = _t(rng, 2, 3, 4), _t(rng, 2, 4, 4), _t(rng, 2, 4, 4)
@@ -137,13 +137,13 @@ def test_multihead_attention_with_positions_gradchecks_in_float64(rng, positions
 
 
 def test_transformer_layers_pass_positions_to_their_self_attention_only():
-    encoder = nn.TransformerEncoderLayer(8, 2, 16, positions="rope")
-    decoder = nn.TransformerDecoderLayer(8, 2, 16, positions="alibi")
+    encoder = nn.TransformerEncoderLayer(8, 2, 16, positions="rope", batch_first=True)
+    decoder = nn.TransformerDecoderLayer(8, 2, 16, positions="alibi", batch_first=True)
     assert encoder.self_attn.positions == "rope" and decoder.self_attn.positions == "alibi"
     assert decoder.multihead_attn.positions is None
     assert "positions='rope'" in repr(encoder)
     with pytest.raises(ValueError, match="positions must be None, 'alibi' or 'rope'"):
-        nn.MultiheadAttention(8, 2, positions="sinusoidal")
+        nn.MultiheadAttention(8, 2, positions="sinusoidal", batch_first=True)
 
 
 def test_positions_add_no_parameters_so_state_dicts_cross(rng):

@@ -22,11 +22,13 @@ def test_two_layer_bidirectional_gru_time_first_matches_pytorch():
 
 @pytest.mark.parametrize("fused", [True, False])
 def test_two_layer_lstm_matches_pytorch(fused):
-    _check("lstm_two_layers", nn.LSTM(3, 4, num_layers=2), lambda m, f, x: (lambda o, s: (o, *s))(*m(x)), fused)
+    _check("lstm_two_layers", nn.LSTM(3, 4, num_layers=2, batch_first=True),
+           lambda m, f, x: (lambda o, s: (o, *s))(*m(x)), fused)
 
 
 def test_three_layer_relu_rnn_matches_pytorch():
-    _check("rnn_three_layers_relu", nn.RNN(3, 4, num_layers=3, nonlinearity="relu"), lambda m, f, x: m(x))
+    _check("rnn_three_layers_relu", nn.RNN(3, 4, num_layers=3, nonlinearity="relu", batch_first=True),
+           lambda m, f, x: m(x))
 
 
 def test_positional_arguments_follow_pytorch_and_dropout_acts_between_layers_only():
@@ -36,14 +38,14 @@ def test_positional_arguments_follow_pytorch_and_dropout_acts_between_layers_onl
     with pytest.raises(ValueError, match="num_layers must be a whole number >= 1"):
         nn.LSTM(3, 4, num_layers=0)
     ta.manual_seed(0)
-    layer = nn.GRU(3, 4, num_layers=2, dropout=0.5).double()
+    layer = nn.GRU(3, 4, num_layers=2, dropout=0.5, batch_first=True).double()
     x = ta.tensor(np.random.default_rng(0).standard_normal((2, 5, 3)))
     layer.eval()
     first, again = layer(x)[0].data, layer(x)[0].data
     np.testing.assert_array_equal(first, again)
     layer.train()
     assert not np.allclose(layer(x)[0].data, first)  # dropout between the layers while training
-    one = nn.GRU(3, 4, dropout=0.5).double()
+    one = nn.GRU(3, 4, dropout=0.5, batch_first=True).double()
     one.train()
     np.testing.assert_array_equal(one(x)[0].data, one(x)[0].data)  # one layer: nothing between layers
 
@@ -53,7 +55,7 @@ def test_batch_first_false_is_the_transpose_of_batch_first():
     x = rng.standard_normal((2, 5, 3))
     for cls in (nn.RNN, nn.GRU, nn.LSTM):
         ta.manual_seed(0)
-        batch_first = cls(3, 4, num_layers=2, bidirectional=True).double()
+        batch_first = cls(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
         ta.manual_seed(0)
         time_first = cls(3, 4, num_layers=2, bidirectional=True, batch_first=False).double()
         out_b, state_b = batch_first(ta.tensor(x))

@@ -167,3 +167,36 @@ def test_f_cross_entropy_takes_pytorchs_layout_with_the_classes_on_axis_1():
     # tinyattn's own ta.cross_entropy keeps the classes last
     np.testing.assert_allclose(ta.cross_entropy(ta.tensor(logits.transpose(0, 2, 1)), target, label_smoothing=0.1).item(),
                                expected.item(), rtol=1e-12)
+
+
+def test_a_0d_tensor_beside_an_array_index_is_an_integer_and_tuples_pick_like_lists():
+    torch = pytest.importorskip("torch")
+    data = np.arange(36.0).reshape(4, 3, 3)
+    ours, theirs = ta.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    picked = ours[ta.tensor(2), :, ta.tensor([0, 2, 1])]
+    expected = theirs[torch.tensor(2), :, torch.tensor([0, 2, 1])]
+    np.testing.assert_array_equal(picked.data, expected.detach().numpy())
+    repeated, expected_repeated = ours[:, (1, 1, 2)], theirs[:, (1, 1, 2)]
+    (picked.sum() + repeated.sum()).backward()
+    (expected.sum() + expected_repeated.sum()).backward()
+    np.testing.assert_array_equal(ours.grad, theirs.grad.numpy())
+
+
+def test_saturated_probabilities_and_constant_entries_give_pytorchs_finite_gradients():
+    torch = pytest.importorskip("torch")
+    p_values, targets = np.array([0.0, 1.0, 0.3, 1.0]), np.array([0.0, 1.0, 1.0, 0.5])
+    ours, theirs = ta.tensor(p_values, requires_grad=True), torch.tensor(p_values, requires_grad=True)
+    ta.nn.functional.binary_cross_entropy(ours, ta.tensor(targets)).backward()
+    torch.nn.functional.binary_cross_entropy(theirs, torch.tensor(targets)).backward()
+    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-8)  # PyTorch's 1e-12 guard is a float32
+    flat = ta.tensor(np.full(4, 2.0), requires_grad=True)
+    flat.std().backward()
+    assert np.array_equal(flat.grad, np.zeros(4))  # PyTorch: 0 where the std is 0, not NaN
+
+
+def test_cumsum_and_einsum_of_0d_tensors_stay_0d_through_backward():
+    x = ta.tensor(np.array(2.0), requires_grad=True)
+    y = x.cumsum(0)
+    assert y.shape == ()
+    (y * ta.einsum(",->", x, x)).backward()  # d(x * x^2)/dx = 3 x^2
+    assert x.grad.shape == () and x.grad.item() == 12.0

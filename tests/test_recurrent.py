@@ -30,7 +30,7 @@ def test_cells_gradcheck_inputs_state_and_parameters(cls, fused, rng):
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
 @pytest.mark.parametrize("cls", LAYERS, ids=lambda c: c.__name__)
 def test_layers_gradcheck_with_lengths_and_initial_state(cls, bidirectional, rng):
-    layer = cls(3, 4, bidirectional=bidirectional).double()
+    layer = cls(3, 4, bidirectional=bidirectional, batch_first=True).double()
     D = 2 if bidirectional else 1
     x, h0, c0 = _t(rng, 3, 5, 3), _t(rng, D, 3, 4), _t(rng, D, 3, 4)
     lengths = np.array([5, 2, 4])
@@ -44,7 +44,7 @@ def test_layers_gradcheck_with_lengths_and_initial_state(cls, bidirectional, rng
 
 @pytest.mark.parametrize("cls", LAYERS, ids=lambda c: c.__name__)
 def test_fused_and_reference_agree_to_1e_10(cls, rng):
-    layer = cls(3, 4, bidirectional=True).double()
+    layer = cls(3, 4, bidirectional=True, batch_first=True).double()
     x = rng.standard_normal((3, 6, 3))
     lengths = np.array([6, 1, 3])
     results = []
@@ -63,7 +63,7 @@ def test_fused_and_reference_agree_to_1e_10(cls, rng):
 @pytest.mark.parametrize("cls", LAYERS, ids=lambda c: c.__name__)
 def test_padding_never_reaches_a_state(cls, rng):
     """A padded batch gives each sequence exactly what it gets alone."""
-    layer = cls(3, 4, bidirectional=True).double()
+    layer = cls(3, 4, bidirectional=True, batch_first=True).double()
     short = rng.standard_normal((1, 2, 3))
     padded = np.concatenate([short, rng.standard_normal((1, 3, 3)) * 100], axis=1)  # loud padding
     out_alone, h_alone = layer(ta.tensor(short))
@@ -76,7 +76,7 @@ def test_padding_never_reaches_a_state(cls, rng):
 
 
 def test_backprop_through_a_5000_step_gru_with_the_default_recursion_limit(rng):
-    layer = nn.GRU(2, 3).double()
+    layer = nn.GRU(2, 3, batch_first=True).double()
     x = ta.tensor(rng.standard_normal((1, 5000, 2)) * 0.5, requires_grad=True)
     out, h_n = layer(x)
     h_n.sum().backward()
@@ -85,7 +85,7 @@ def test_backprop_through_a_5000_step_gru_with_the_default_recursion_limit(rng):
 
 
 def test_parameter_names_and_shapes_follow_pytorch():
-    layer = nn.LSTM(3, 4, bidirectional=True)
+    layer = nn.LSTM(3, 4, bidirectional=True, batch_first=True)
     shapes = {name: p.shape for name, p in layer.named_parameters()}
     assert shapes == {"weight_ih_l0": (16, 3), "weight_hh_l0": (16, 4), "bias_ih_l0": (16,), "bias_hh_l0": (16,),
                       "weight_ih_l0_reverse": (16, 3), "weight_hh_l0_reverse": (16, 4),
@@ -96,11 +96,11 @@ def test_parameter_names_and_shapes_follow_pytorch():
 
 def test_recurrent_errors_name_the_layer_and_shapes():
     with pytest.raises(ta.ShapeError, match=r"GRU: input \(2, 3\), expected \(batch, time, 3\)"):
-        nn.GRU(3, 4)(ta.ones(2, 3))
+        nn.GRU(3, 4, batch_first=True)(ta.ones(2, 3))
     with pytest.raises(ValueError, match=r"lengths must lie in \[1, 5\]"):
-        nn.GRU(3, 4)(ta.ones(2, 5, 3), lengths=np.array([0, 5]))
+        nn.GRU(3, 4, batch_first=True)(ta.ones(2, 5, 3), lengths=np.array([0, 5]))
     with pytest.raises(ta.ShapeError, match=r"h0 \(1, 2, 4\), expected .* = \(2, 2, 4\)"):
-        nn.RNN(3, 4, bidirectional=True)(ta.ones(2, 5, 3), ta.zeros(1, 2, 4))
+        nn.RNN(3, 4, bidirectional=True, batch_first=True)(ta.ones(2, 5, 3), ta.zeros(1, 2, 4))
 
 
 def test_lstmn_gradchecks_with_lengths(rng):

@@ -44,7 +44,8 @@ def test_every_picture_in_docs_is_drawn_by_one_run_and_shown_somewhere():
     drawn = [target for run in regenerate.RUNS for target in run.pictures.values()]
     pictures = sorted(path.name for path in (ROOT / "docs").glob("*.png"))
     assert sorted(drawn) == pictures
-    shown = "".join(doc.read_text() for doc in DOCS)
+    # shown from the README as docs/NAME.png, from a page in docs/ as NAME.png
+    shown = ROOT.joinpath("README.md").read_text() + "".join(doc.read_text().replace("](", "](docs/") for doc in DOCS[1:])
     assert [name for name in pictures if f"docs/{name}" not in shown] == []
 
 
@@ -90,16 +91,18 @@ def test_a_rerun_of_a_demo_writes_the_block_the_readme_quotes_and_nothing_else(t
     for doc in DOCS:
         shutil.copy(doc, tmp_path / doc.relative_to(ROOT))
     regenerate.main(["--only", "what_is_it", "--root", str(tmp_path), "--work", str(tmp_path / "work")])
-    now = _block(tmp_path / "README.md", "what_is_it")
-    assert regenerate.without_timing(now) == regenerate.without_timing(_block(ROOT / "README.md", "what_is_it"))
+    page = "docs/self_attention_demos.md"  # where the demo's output is quoted
+    now = _block(tmp_path / page, "what_is_it")
+    assert regenerate.without_timing(now) == regenerate.without_timing(_block(ROOT / page, "what_is_it"))
     assert "\n*Ran in " in now, now
     stamp = now.split("\n*Ran in ", 1)[1]
     assert "cores" in stamp and "load average" in stamp and stamp.rstrip().endswith("demos/what_is_it.py`.*"), stamp
     assert (tmp_path / "docs" / "what_is_it_attention.png").stat().st_size > 10_000
-    outside = (ROOT / "README.md").read_text().replace(_block(ROOT / "README.md", "what_is_it"), "")
-    assert (tmp_path / "README.md").read_text().replace(now, "") == outside
-    for doc in DOCS[1:]:
-        assert (tmp_path / "docs" / doc.name).read_text() == doc.read_text()
+    outside = (ROOT / page).read_text().replace(_block(ROOT / page, "what_is_it"), "")
+    assert (tmp_path / page).read_text().replace(now, "") == outside
+    for doc in DOCS:
+        if doc != ROOT / page:
+            assert (tmp_path / doc.relative_to(ROOT)).read_text() == doc.read_text()
 
 
 def test_prose_that_cites_a_number_a_block_no_longer_prints_is_named(tmp_path):

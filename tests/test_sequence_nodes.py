@@ -28,7 +28,7 @@ def _run(layer, x, states, lengths, fused, upstream):
 @pytest.mark.parametrize("lengths", [None, [6, 1, 3, 6], [2, 4, 1, 3]], ids=["no lengths", "mixed", "all shorter than T"])
 @pytest.mark.parametrize("bias", [True, False])
 def test_the_sequence_node_gives_the_step_by_step_answer_and_gradients(cls, lengths, bias, rng):
-    layer = cls(3, 5, bidirectional=True, bias=bias).double()
+    layer = cls(3, 5, bidirectional=True, bias=bias, batch_first=True).double()
     n_states = 2 if cls is nn.LSTM else 1
     x, states = rng.standard_normal((4, 6, 3)), [rng.standard_normal((2, 4, 5)) for _ in range(n_states)]
     upstream = [rng.standard_normal((4, 6, 10))] + [rng.standard_normal((2, 4, 5)) for _ in range(n_states)]
@@ -39,7 +39,7 @@ def test_the_sequence_node_gives_the_step_by_step_answer_and_gradients(cls, leng
 
 
 def test_the_sequence_node_gradchecks_with_padding_both_ways(rng):
-    layer = nn.GRU(2, 3, bidirectional=True).double()
+    layer = nn.GRU(2, 3, bidirectional=True, batch_first=True).double()
     x = ta.tensor(rng.standard_normal((3, 4, 2)), requires_grad=True)
     h0 = ta.tensor(rng.standard_normal((2, 3, 3)), requires_grad=True)
     lengths = np.array([4, 1, 2])
@@ -47,7 +47,7 @@ def test_the_sequence_node_gradchecks_with_padding_both_ways(rng):
 
 
 def test_the_lstm_sequence_node_gradchecks_with_padding_both_ways(rng):
-    layer = nn.LSTM(2, 3, bidirectional=True).double()
+    layer = nn.LSTM(2, 3, bidirectional=True, batch_first=True).double()
     x = ta.tensor(rng.standard_normal((3, 4, 2)), requires_grad=True)
     h0, c0 = (ta.tensor(rng.standard_normal((2, 3, 3)), requires_grad=True) for _ in range(2))
     lengths = np.array([4, 1, 2])
@@ -59,7 +59,8 @@ def test_the_lstm_sequence_node_gradchecks_with_padding_both_ways(rng):
 
 
 def test_hidden_size_one_with_steps_where_no_sentence_runs(rng):
-    layer = nn.GRU(2, 1).double()  # (0, 1) @ (1, 3) at the last step: an empty outer product
+    # (0, 1) @ (1, 3) at the last step: an empty outer product
+    layer = nn.GRU(2, 1, batch_first=True).double()
     x, h0 = rng.standard_normal((2, 3, 2)), rng.standard_normal((1, 2, 1))
     upstream = rng.standard_normal((2, 3, 1)), rng.standard_normal((1, 2, 1))
     whole, steps = (_run(layer, x, [h0], np.array([1, 2]), fused, upstream) for fused in (True, False))

@@ -79,7 +79,7 @@ def _run_layer(m, f, x, h0, c0=None):
 @pytest.mark.parametrize("kind, cls", [("rnn", nn.RNN), ("gru", nn.GRU), ("lstm", nn.LSTM)])
 def test_sequence_layers_with_lengths_match_pytorch(kind, cls, bidirectional, fused):
     name = f"{kind}_{'bi' if bidirectional else 'uni'}"
-    _check(name, cls(4, 5, bidirectional=bidirectional), _run_layer, fused)
+    _check(name, cls(4, 5, bidirectional=bidirectional, batch_first=True), _run_layer, fused)
 
 
 def test_sdpa_matches_pytorch():
@@ -90,7 +90,7 @@ def test_sdpa_matches_pytorch():
 
 def test_multihead_attention_loads_pytorchs_state_dict_and_matches_it():
     """PyTorch's packed in_proj_weight (3E, E) loads as it is; meta.mask is True on the real keys."""
-    _check("mha", nn.MultiheadAttention(6, num_heads=2),
+    _check("mha", nn.MultiheadAttention(6, num_heads=2, batch_first=True),
            lambda m, f, query, key, value: m(query, key, value, key_padding_mask=~f["meta.mask"],
                                              average_attn_weights=False))
 

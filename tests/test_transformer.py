@@ -23,7 +23,8 @@ def _vary(module, rng):
 
 
 def test_encoder_layer_gradchecks_in_float64(rng):
-    layer = _vary(nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu").double(), rng)
+    layer = _vary(nn.TransformerEncoderLayer(4, 2, dim_feedforward=6, dropout=0.0, activation="gelu",
+                                             batch_first=True).double(), rng)
     src = _t(rng, 2, 3, 4)
     padding = np.array([[False, False, True], [False, False, False]])
     added = rng.standard_normal((3, 3))
@@ -32,7 +33,8 @@ def test_encoder_layer_gradchecks_in_float64(rng):
 
 
 def test_decoder_layer_gradchecks_in_float64(rng):
-    layer = _vary(nn.TransformerDecoderLayer(4, 2, dim_feedforward=5, dropout=0.0, norm_first=True).double(), rng)
+    layer = _vary(nn.TransformerDecoderLayer(4, 2, dim_feedforward=5, dropout=0.0, norm_first=True,
+                                             batch_first=True).double(), rng)
     tgt, memory = _t(rng, 2, 3, 4), _t(rng, 2, 2, 4)
     # relu: random inputs put no pre-activation within eps of its kink (gradcheck would say so)
     assert ta.gradcheck(lambda tgt, memory, *p: layer(tgt, memory, tgt_is_causal=True,
@@ -41,7 +43,7 @@ def test_decoder_layer_gradchecks_in_float64(rng):
 
 
 def test_multihead_attention_with_a_trained_float_mask_gradchecks(rng):
-    mha = _vary(nn.MultiheadAttention(4, 2, kdim=3, vdim=5).double(), rng)
+    mha = _vary(nn.MultiheadAttention(4, 2, kdim=3, vdim=5, batch_first=True).double(), rng)
     q, k, v = _t(rng, 2, 3, 4), _t(rng, 2, 2, 3), _t(rng, 2, 2, 5)
     position_bias = _t(rng, 3, 2)  # a learned additive bias on the scores, e.g. relative positions
     assert ta.gradcheck(lambda q, k, v, b, *p: mha(q, k, v, attn_mask=b, average_attn_weights=False),
@@ -49,7 +51,7 @@ def test_multihead_attention_with_a_trained_float_mask_gradchecks(rng):
 
 
 def test_pytorch_polarity_bool_masks_hide_what_is_true(rng):
-    mha = nn.MultiheadAttention(4, 2)
+    mha = nn.MultiheadAttention(4, 2, batch_first=True)
     x = ta.tensor(rng.standard_normal((2, 3, 4)).astype(np.float32))
     padding = np.array([[False, False, True], [False, False, False]])
     _, weights = mha(x, x, x, key_padding_mask=padding, is_causal=True, average_attn_weights=False)
@@ -67,7 +69,7 @@ def test_pytorch_polarity_bool_masks_hide_what_is_true(rng):
 
 
 def test_a_query_with_nothing_to_attend_gives_zeros_not_nan(rng):
-    mha = nn.MultiheadAttention(4, 2).double()
+    mha = nn.MultiheadAttention(4, 2, batch_first=True).double()
     q, kv = _t(rng, 1, 2, 4), _t(rng, 1, 3, 4)
     hide = np.array([[True, True, True], [False, True, False]])  # query 0 may attend nowhere
     out, weights = mha(q, kv, kv, attn_mask=hide)
@@ -78,7 +80,7 @@ def test_a_query_with_nothing_to_attend_gives_zeros_not_nan(rng):
 
 
 def test_dropout_acts_on_the_weights_in_training_only(rng):
-    mha = nn.MultiheadAttention(8, 2, dropout=0.5)
+    mha = nn.MultiheadAttention(8, 2, dropout=0.5, batch_first=True)
     x = ta.tensor(rng.standard_normal((4, 6, 8)).astype(np.float32))
     ta.manual_seed(3)
     _, dropped = mha(x, x, x, average_attn_weights=False)
@@ -111,7 +113,8 @@ def test_fused_attention_with_bias_and_dropout_equals_the_composed_reference(rng
 
 
 def test_keep_attention_weights_stores_every_layers_heads(rng):
-    model = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0), num_layers=2)
+    model = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True),
+                                  num_layers=2)
     x = ta.tensor(rng.standard_normal((3, 5, 8)).astype(np.float32))
     model(x)
     assert model.layers[0].self_attn.last_weights is None  # off unless asked
@@ -130,7 +133,7 @@ def test_keep_attention_weights_stores_every_layers_heads(rng):
 
 
 def test_stacks_hold_independent_copies_and_pytorchs_names():
-    layer = nn.TransformerDecoderLayer(4, 2, dim_feedforward=6)
+    layer = nn.TransformerDecoderLayer(4, 2, dim_feedforward=6, batch_first=True)
     stack = nn.TransformerDecoder(layer, num_layers=2, norm=nn.LayerNorm(4))
     names = set(stack.state_dict())
     assert {"layers.0.self_attn.in_proj_weight", "layers.1.multihead_attn.out_proj.bias", "layers.1.norm3.weight",
@@ -143,7 +146,7 @@ def test_stacks_hold_independent_copies_and_pytorchs_names():
 
 def test_initialisation_follows_pytorch():
     ta.manual_seed(0)
-    mha = nn.MultiheadAttention(16, 4, kdim=8)
+    mha = nn.MultiheadAttention(16, 4, kdim=8, batch_first=True)
     bound = np.sqrt(6 / (16 + 16))  # xavier uniform, fan_in + fan_out of (E, E)
     assert np.abs(mha.q_proj_weight.data).max() <= bound and np.abs(mha.q_proj_weight.data).max() > 0.9 * bound
     assert np.abs(mha.k_proj_weight.data).max() <= np.sqrt(6 / (16 + 8))
@@ -158,7 +161,7 @@ def test_errors_name_the_shapes_and_the_fix(rng):
         nn.MultiheadAttention(4, 3)
     with pytest.raises(ValueError, match="activation should be 'relu', 'gelu' or a callable, not 'tanh'"):
         nn.TransformerDecoderLayer(4, 2, activation="tanh")
-    mha = nn.MultiheadAttention(4, 2).double()
+    mha = nn.MultiheadAttention(4, 2, batch_first=True).double()
     q, kv = _t(rng, 2, 3, 4), _t(rng, 2, 5, 4)
     with pytest.raises(ta.ShapeError, match=r"attn_mask \(5, 3\), expected \(Tq, Tk\) = \(3, 5\) or .* = \(4, 3, 5\)"):
         mha(q, kv, kv, attn_mask=np.zeros((5, 3), bool))
@@ -175,7 +178,7 @@ def test_errors_name_the_shapes_and_the_fix(rng):
 def test_a_tinyattn_state_dict_loads_into_pytorch_and_gives_the_same_output(rng):
     torch = pytest.importorskip("torch")
     ours = _vary(nn.TransformerEncoderLayer(8, 2, dim_feedforward=12, dropout=0.0, norm_first=True,
-                                            activation="gelu").double(), rng)
+                                            activation="gelu", batch_first=True).double(), rng)
     theirs = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=12, dropout=0.0, norm_first=True,
                                               activation="gelu", batch_first=True).double()
     theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()}, strict=True)

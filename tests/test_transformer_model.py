@@ -16,7 +16,7 @@ def _bool_call(fixture):
 
 def test_matches_pytorch_outputs_and_every_gradient():
     fixture = _load("transformer")
-    model = nn.Transformer(E, H, 2, 2, FF, dropout=0.0).double()
+    model = nn.Transformer(E, H, 2, 2, FF, dropout=0.0, batch_first=True).double()
     model.load_state_dict(_group(fixture, "param."))  # PyTorch's names and shapes, as they are
     mask = nn.Transformer.generate_square_subsequent_mask(3, dtype=np.float64)
     np.testing.assert_array_equal(mask.data, fixture["meta.causal_mask"])
@@ -37,6 +37,7 @@ def test_matches_pytorch_outputs_and_every_gradient():
 def test_pytorch_defaults_and_initialisation():
     ta.manual_seed(0)
     model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16)
+    assert model.batch_first is False and model.encoder.layers[0].self_attn.batch_first is False  # PyTorch's
     names = dict(model.named_parameters())
     assert "encoder.norm.weight" in names and "decoder.layers.0.multihead_attn.in_proj_weight" in names
     assert model.encoder.layers[0].dropout.p == 0.1 and model.encoder.layers[0].norm1.eps == 1e-5
@@ -45,7 +46,7 @@ def test_pytorch_defaults_and_initialisation():
     mask = nn.Transformer.generate_square_subsequent_mask(3)
     assert mask.dtype == np.float32 and mask.data[0, 1] == -np.inf and mask.data[1, 0] == 0
     time_first = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=False)  # (time, batch, features)
-    batch_first = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0)
+    batch_first = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True)
     batch_first.load_state_dict(time_first.state_dict())
     src, tgt = ta.randn(2, 5, 8), ta.randn(2, 3, 8)
     np.testing.assert_allclose(time_first(src.transpose(0, 1), tgt.transpose(0, 1)).data.transpose(1, 0, 2),

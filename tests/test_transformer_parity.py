@@ -26,15 +26,17 @@ def _settings(fixture, prefix):
 def _build(name, fixture):
     init = _settings(fixture, "meta.init.")
     if name.startswith("mha"):
-        return nn.MultiheadAttention(E, H, **init)
+        return nn.MultiheadAttention(E, H, **init, batch_first=True)
     if name.startswith("encoder_layer"):
-        return nn.TransformerEncoderLayer(E, H, FF, dropout=0.0, **init)
+        return nn.TransformerEncoderLayer(E, H, FF, dropout=0.0, **init, batch_first=True)
     if name.startswith("decoder_layer"):
-        return nn.TransformerDecoderLayer(E, H, FF, dropout=0.0, **init)
+        return nn.TransformerDecoderLayer(E, H, FF, dropout=0.0, **init, batch_first=True)
     layers = int(fixture["meta.num_layers"])
     if name == "encoder_stack":
-        return nn.TransformerEncoder(nn.TransformerEncoderLayer(E, H, FF, dropout=0.0, **init), layers, norm=nn.LayerNorm(E))
-    return nn.TransformerDecoder(nn.TransformerDecoderLayer(E, H, FF, dropout=0.0, **init), layers, norm=nn.LayerNorm(E))
+        layer = nn.TransformerEncoderLayer(E, H, FF, dropout=0.0, **init, batch_first=True)
+        return nn.TransformerEncoder(layer, layers, norm=nn.LayerNorm(E))
+    layer = nn.TransformerDecoderLayer(E, H, FF, dropout=0.0, **init, batch_first=True)
+    return nn.TransformerDecoder(layer, layers, norm=nn.LayerNorm(E))
 
 
 def _run(module, inputs, call):

@@ -38,22 +38,24 @@ def cross_oracle(mha, y, memory, padding):
 
 
 def test_rotary_cross_attention_is_the_hand_written_reference(rng):
-    layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, positions="rope", cross_positions="rope").double()
+    layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True, positions="rope",
+                                       cross_positions="rope").double()
     mha = layer.multihead_attn
-    assert mha.positions == "rope" and nn.TransformerDecoderLayer(8, 2, 16).multihead_attn.positions is None
+    assert mha.positions == "rope"
+    assert nn.TransformerDecoderLayer(8, 2, 16, batch_first=True).multihead_attn.positions is None  # not by default
     mha.in_proj_bias.data = rng.standard_normal(24) * 0.3
     y, memory = rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 6, 8))  # 3 target words, 6 source words
     padding = np.array([[False] * 6, [False] * 4 + [True] * 2])
     out, _ = mha(ta.tensor(y), ta.tensor(memory), ta.tensor(memory), key_padding_mask=padding)
     np.testing.assert_allclose(out.data, cross_oracle(mha, y, memory, padding), atol=1e-12)
-    plain = nn.MultiheadAttention(8, 2).double()
+    plain = nn.MultiheadAttention(8, 2, batch_first=True).double()
     plain.load_state_dict(mha.state_dict())  # no rotary: a different answer, so the test above can fail
     assert np.abs(plain(ta.tensor(y), ta.tensor(memory), ta.tensor(memory), key_padding_mask=padding)[0].data
                   - out.data).max() > 1e-3
 
 
 def test_decoder_layer_with_rotary_cross_attention_gradchecks_in_float64(rng):
-    layer = nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0, norm_first=True, positions="rope",
+    layer = nn.TransformerDecoderLayer(4, 2, 8, dropout=0.0, batch_first=True, norm_first=True, positions="rope",
                                        cross_positions="rope").double()
     y = ta.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
     memory = ta.tensor(rng.standard_normal((2, 4, 4)), requires_grad=True)

@@ -20,7 +20,7 @@ from tinyattn.nn import masks as masks_module
 # --- masks given as Tensors ----------------------------------------------------------------------
 def test_a_bool_mask_given_as_a_tensor_masks_as_the_array_does(rng):
     ta.manual_seed(0)
-    mha = nn.MultiheadAttention(8, 2).double()
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).double()
     x = ta.tensor(rng.standard_normal((2, 3, 8)))
     hidden = np.triu(np.ones((3, 3), bool), 1)  # PyTorch's polarity: True = may not attend
     as_array, w_array = mha(x, x, x, attn_mask=hidden)
@@ -30,14 +30,14 @@ def test_a_bool_mask_given_as_a_tensor_masks_as_the_array_does(rng):
     padding = np.array([[False, False, True], [False, False, False]])
     np.testing.assert_array_equal(mha(x, x, x, key_padding_mask=ta.tensor(padding))[0].data,
                                   mha(x, x, x, key_padding_mask=padding)[0].data)
-    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0).double()
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True).double()
     np.testing.assert_array_equal(layer(x, src_mask=ta.tensor(hidden)).data, layer(x, src_mask=hidden).data)
     assert not np.allclose(layer(x, src_mask=ta.tensor(hidden)).data, layer(x).data)
 
 
 def test_a_trainable_float_mask_gets_its_gradient(rng):
     ta.manual_seed(0)
-    mha = nn.MultiheadAttention(4, 2).double()
+    mha = nn.MultiheadAttention(4, 2, batch_first=True).double()
     x = ta.tensor(rng.standard_normal((2, 3, 4)))
     bias = ta.tensor(rng.standard_normal((3, 3)), requires_grad=True)
     assert ta.gradcheck(lambda b: mha(x, x, x, attn_mask=b)[0], (bias,))
@@ -162,7 +162,7 @@ def test_bad_creation_arguments_name_the_call(call, message):
 def test_a_mask_that_leaves_a_query_nothing_warns_naming_the_convention(monkeypatch, rng):
     monkeypatch.setattr(masks_module, "_warned_sites", set())
     ta.manual_seed(0)
-    mha = nn.MultiheadAttention(4, 2)
+    mha = nn.MultiheadAttention(4, 2, batch_first=True)
     x = ta.randn(1, 3, 4)
     inverted = np.tril(np.ones((3, 3), bool))  # tinyattn's "may attend" given to PyTorch's "may NOT attend"
     with pytest.warns(UserWarning, match=r"MultiheadAttention: the mask leaves some query .*True where attention may NOT go"):

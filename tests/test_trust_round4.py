@@ -68,7 +68,7 @@ def test_lengths_mask_has_a_query_axis_so_batch_equal_to_time_is_not_misread():
     _, weights = F.scaled_dot_product_attention(q, q, q, mask=mask)
     for b, n in enumerate(lengths):  # every query of sequence b sees exactly its n real keys
         assert (weights.data[b, :, n:] == 0).all() and (weights.data[b, :, :n] > 0).all()
-    mha = nn.MultiheadAttention(4, 2)
+    mha = nn.MultiheadAttention(4, 2, batch_first=True)
     with pytest.raises(ta.ShapeError, match=r"key_padding_mask \(3, 1, 3\), expected"):
         mha(q.float(), q.float(), q.float(), key_padding_mask=~mask)  # loud, never misread
     pooled, w = nn.AttentionPooling(4, 5).double()(q, mask=mask)  # pooling takes it as well
@@ -120,7 +120,7 @@ def test_the_empty_row_warning_names_each_calling_line_of_the_user(monkeypatch):
     monkeypatch.setattr(masks, "_warned_sites", set())
     x = ta.randn(1, 3, 4)
     empty = np.zeros((3, 3), bool)
-    mha = nn.MultiheadAttention(4, 2)
+    mha = nn.MultiheadAttention(4, 2, batch_first=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(2):  # one line, twice: one warning
@@ -134,7 +134,7 @@ def test_the_empty_row_warning_names_each_calling_line_of_the_user(monkeypatch):
 def test_a_float64_transformer_takes_its_own_float32_subsequent_mask():
     ta.manual_seed(0)
     model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16,
-                           dropout=0.0).double()
+                           dropout=0.0, batch_first=True).double()
     src, tgt = ta.randn(2, 5, 8).double(), ta.randn(2, 4, 8).double()
     mask = nn.Transformer.generate_square_subsequent_mask(4)
     assert mask.dtype == np.float32
@@ -145,7 +145,7 @@ def test_a_float64_transformer_takes_its_own_float32_subsequent_mask():
 
 def test_multihead_attention_casts_a_constant_float_mask_and_refuses_a_trained_one_of_another_dtype():
     ta.manual_seed(0)
-    mha = nn.MultiheadAttention(8, 2).double()
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).double()
     x = ta.randn(2, 4, 8).double()
     added = np.random.default_rng(0).standard_normal((4, 4))
     out, _ = mha(x, x, x, attn_mask=ta.tensor(added.astype(np.float32)))

@@ -103,8 +103,9 @@ def backward(roots, root_grads, retain_graph=False):
             slots = _slots(parent, pending, heap)
             index = tensor._out_index
             # A new array each time: a backward may hand back an array it was given, or one it
-            # saved, so adding into one in place could change it elsewhere.
-            slots[index] = grad if slots[index] is None else slots[index] + grad
+            # saved, so adding into one in place could change it elsewhere. (asarray: numpy adds
+            # two 0-d arrays into a scalar, which is not an array a hook may look at.)
+            slots[index] = grad if slots[index] is None else np.asarray(slots[index] + grad)
         if not retain_graph:
             node.release()
     for leaf, grad in held.values():
@@ -125,7 +126,7 @@ def _slots(node, pending, heap):
 def _accumulate_leaf(tensor, grad, held):
     if tensor._hooks:  # its hooks see the sum over all its uses, once: hold it till the end
         _, total = held.get(id(tensor), (tensor, None))
-        held[id(tensor)] = tensor, grad if total is None else total + grad
+        held[id(tensor)] = tensor, grad if total is None else np.asarray(total + grad)
     else:
         _add_to_grad(tensor, grad)
 

@@ -64,6 +64,14 @@ def retain_grad(tensor):
     _hooks_dict(tensor)[_RETAIN] = _Retain(weakref.ref(tensor))
 
 
+def follow_in_place_change(tensor, old_node, old_index):
+    """After an in-place change gives `tensor` a new node, its retain_grad follows it there, as
+    PyTorch's does (.grad then shows the newest value's gradient); other hooks stay with the old."""
+    old = old_node.hooks.get(old_index) if old_node is not None and old_node.hooks else None
+    if old and _RETAIN in old:
+        _hooks_dict(tensor)[_RETAIN] = old.pop(_RETAIN)
+
+
 class _Retain:
     """Adds the gradient into tensor.grad, as the walk does for a leaf (across backwards too)."""
 

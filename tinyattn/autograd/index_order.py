@@ -11,13 +11,18 @@ def integers_first(index):
     numpy. Split this way, numpy gives PyTorch's answer."""
     if not isinstance(index, tuple):
         return None
-    is_int = [isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)) for p in index]
-    if not any(is_int) or not any(isinstance(p, (np.ndarray, list)) for p in index):
+    is_array = [isinstance(p, (list, tuple)) or isinstance(p, np.ndarray) and p.ndim > 0 for p in index]
+    if not any(is_array):
+        return None  # integers and slices only: numpy's order is PyTorch's
+    is_int = [isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_))
+              or isinstance(p, np.ndarray) and p.ndim == 0 and p.dtype.kind in "iu"  # ta.tensor(2) as an index
+              for p in index]
+    if not any(is_int):
         return None
     integers, rest = [], []
     for part, integer in zip(index, is_int):
         if integer:
-            integers.append(part)
+            integers.append(int(part))
         elif part is Ellipsis:
             integers.append(part)
             rest.append(part)

@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-from . import versions
+from . import hooks as _hooks, versions
 from .grad_mode import is_grad_enabled
 
 
@@ -41,14 +41,14 @@ class InPlaceOps:
                     f"{op}: a leaf Variable that requires grad is being used in an in-place operation. "
                     "Change a parameter in place inside `with ta.no_grad():` (an optimiser step), "
                     "or write the change out of place (x = x + ...)")
-            if self.requires_grad and self._versions is not None and self._versions.shared:
-                raise RuntimeError(
-                    f"{op}: this tensor shares its memory with another one in the graph (it is a view "
-                    "like x[0], x.T or x.reshape(...), or has one); PyTorch rewrites the other's history "
-                    "(CopySlices), tinyattn does not. Write the change out of place (ta.where, "
-                    "masked_fill, ta.cat) or make the view a copy first (.clone())")
             earlier = _with_history_of(self)
             result = out_of_place(earlier)
+            if result._ctx is not None and self._versions is not None and self._versions.shared:
+                raise RuntimeError(
+                    f"{op}: this tensor shares its memory with another (it is a view like x[0], x.T, "
+                    "x.reshape(...) or x.detach(), or has one), and the change needs a gradient; PyTorch "
+                    "rewrites the other's history (CopySlices), tinyattn does not. Write the change out of "
+                    "place (ta.where, masked_fill, ta.cat) or make the view a copy first (.clone())")
         if result.shape != self.shape:
             raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(result.shape)} (an in-place op cannot grow the tensor)")
@@ -59,7 +59,9 @@ class InPlaceOps:
         versions.bump(self)
         if result._ctx is not None:  # recorded: self now stands for the node's output
             self._earlier = earlier
+            old_node, old_index = self._ctx, self._out_index
             self._ctx, self._out_index, self.requires_grad = result._ctx, result._out_index, True
+            _hooks.follow_in_place_change(self, old_node, old_index)
         return self
 
     # --- arithmetic ---------------------------------------------------------------------------

@@ -79,7 +79,7 @@ class Einsum(Function):
             full = np.broadcast_to(np.expand_dims(part, tuple(k for k, c in enumerate(letters) if c not in reachable)),
                                    tuple(sizes[c] for c in letters))
             if len(letters) == len(term):
-                grads.append(np.ascontiguousarray(full, dtype=array.dtype))
+                grads.append(np.array(full, dtype=array.dtype, order="C"))  # (ascontiguousarray makes 0-d 1-d)
             else:
                 grad = np.zeros(array.shape, array.dtype)
                 np.einsum(term + "->" + letters, grad)[...] = full  # einsum("ii->i", z) is a view of z's diagonal

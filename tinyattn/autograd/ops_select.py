@@ -98,7 +98,10 @@ def gather(x, dim, index):
 
 def cumsum(x, dim):
     """Running sums along `dim`, same shape (integers and bools sum as int64, as PyTorch)."""
-    return Cumsum.apply(x, _one_axis(dim, max(x.ndim, 1), "cumsum") if x.ndim else 0)
+    if x.ndim == 0:  # one entry: its running sum is itself, 0-d as PyTorch keeps it
+        axes(dim, 0, "cumsum")
+        return Cumsum.apply(x.reshape(1), 0).reshape(())
+    return Cumsum.apply(x, _one_axis(dim, x.ndim, "cumsum"))
 
 
 def topk(x, k, dim=-1, largest=True, sorted=True):

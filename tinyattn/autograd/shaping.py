@@ -77,13 +77,15 @@ def repeat(x, *reps):
     # (r0, s0, r1, s1, ...): each dim gets a copies axis before it, then the pairs merge
     spread = x.reshape(tuple(v for s in shape for v in (1, s)))
     copies = _expand(spread, *(v for r, s in zip(reps, shape) for v in (r, s)))
-    return copies.reshape(tuple(r * s for r, s in zip(reps, shape)))
+    # clone: its own writable memory, as PyTorch's repeat (the expand is a read-only broadcast view)
+    return copies.clone().reshape(tuple(r * s for r, s in zip(reps, shape)))
 
 
 def flip(x, dims):
     """x with the order of entries reversed along each of `dims` (PyTorch's flip)."""
     dims = axes(dims, x.ndim, "flip")
-    return x[tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(x.ndim))]
+    # A copy, as PyTorch's flip (a reversed view would change x when changed in place)
+    return x.clone()[tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(x.ndim))]
 
 
 def tril(x, diagonal=0):

@@ -29,8 +29,14 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """The square root of var (same arguments)."""
-    return var(x, dim, unbiased, keepdim, correction=correction).sqrt()
+    """The square root of var (same arguments). Where var is 0 the gradient is 0, as PyTorch's
+    (sqrt's own rule, g / (2 sqrt(v)), would give 0 / 0 there)."""
+    v = var(x, dim, unbiased, keepdim, correction=correction)
+    positive = (v > 0).data
+    if positive.all():
+        return v.sqrt()
+    safe = _where(positive, v, 1.0)  # sqrt sees no 0, and where sends no gradient to the 1s
+    return _where(positive, safe.sqrt(), 0.0)
 
 
 def logsumexp(x, dim, keepdim=False):

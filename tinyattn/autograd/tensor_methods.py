@@ -97,6 +97,10 @@ class TensorMethods:
         return _tensor._statistics.norm(self, p, dim, keepdim)
 
     # --- picking (ops_select.py) -------------------------------------------------------------------
+    def unbind(self, dim=0):
+        """The slices along `dim`, as a tuple of tensors (ta.unbind)."""
+        return _tensor._shape.unbind(self, dim)
+
     def cumsum(self, dim):
         """Running sums along `dim`, same shape."""
         return _tensor._select.cumsum(self, dim)

@@ -55,8 +55,10 @@ def bump(tensor):
 
 
 def share_with_view(view, base):
-    """Give `view` the counter of `base` when its array reads base's memory."""
-    if view.data.base is not None and view is not base:
+    """Give `view` the counter of `base` when its array reads base's memory (a view, or the
+    very same array, as detach() hands on)."""
+    if view is not base and (view.data is base.data or
+                             (view.data.base is not None and np.may_share_memory(view.data, base.data))):
         shared = view._versions = counter(base)
         shared.shared = True
     return view
@@ -68,7 +70,8 @@ def check_saved(node):
     saved = [array for array in node._saved if isinstance(array, np.ndarray)]
     for position, arg in enumerate(node.args):
         shared = getattr(arg, "_versions", None)
-        if shared is not None and shared.changed_at > node._created and any(a is arg.data for a in saved):
+        if shared is not None and shared.changed_at > node._created and any(
+                np.may_share_memory(a, arg.data) for a in saved):  # the array itself or a view of it
             _raise_changed(node, f"argument {position}", arg.data, shared)
     for array, shared in node.changed_outputs:
         if any(np.may_share_memory(a, array) for a in saved):

@@ -64,7 +64,8 @@ ENCODER_PARAMETERS = ["self_attn.in_proj_weight", "self_attn.in_proj_bias", "sel
 def _encoder_layer(x, *parameters_and_heads):
     """tinyattn's nn.TransformerEncoderLayer (post-norm, ReLU, no dropout) with the given weights."""
     *parameters, num_heads = parameters_and_heads
-    layer = TransformerEncoderLayer(x.shape[-1], num_heads, dim_feedforward=parameters[4].shape[0], dropout=0.0)
+    layer = TransformerEncoderLayer(x.shape[-1], num_heads, dim_feedforward=parameters[4].shape[0], dropout=0.0,
+                                    batch_first=True)
     for dotted, parameter in zip(ENCODER_PARAMETERS, parameters):
         owner, _, attribute = dotted.rpartition(".")
         module = layer

@@ -56,7 +56,7 @@ class SequenceClassifier(Module):
         self.kind, self.readout, self.causal = encoder, readout, causal
         self.embedding = Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         if encoder == "lstm":
-            self.encoder = LSTM(embed_dim, hidden_size)
+            self.encoder = LSTM(embed_dim, hidden_size, batch_first=True)
         elif encoder == "lstmn":
             self.encoder = LSTMN(embed_dim, hidden_size)
         else:
@@ -64,8 +64,8 @@ class SequenceClassifier(Module):
             sinusoidal = positional == "sinusoidal"
             self.positional = PositionalEncoding(hidden_size, max_len) if sinusoidal else None
             self.encoder = TransformerEncoder(
-                TransformerEncoderLayer(hidden_size, nhead, dim_feedforward, dropout=0.0, norm_first=norm_first,
-                                        positions=None if sinusoidal else positional),
+                TransformerEncoderLayer(hidden_size, nhead, dim_feedforward, dropout=0.0, batch_first=True,
+                                        norm_first=norm_first, positions=None if sinusoidal else positional),
                 num_layers)
         self.pooling = AttentionPooling(hidden_size, pooling_size) if readout == "attention" else None
         self.out = Linear(hidden_size, num_classes)

@@ -150,10 +150,11 @@ class GPT(Module):
                 init.normal_(param, 0.0, 0.02 / math.sqrt(2 * self.n_layer))
 
     def forward(self, idx, targets=None, cache=None):
-        """idx (B, T) ints, T <= block_size -> logits (B, T, vocab_size).
+        """idx (B, T) ints, T <= block_size -> (logits (B, T, vocab_size), loss), as nanoGPT's.
 
-        With targets (B, T) ints: (logits, loss), loss the mean cross-entropy over the positions
-        whose target is not -1 (nanoGPT's ignore_index). cache: a KVCache, whose cached tokens
+        loss is None without targets; with targets (B, T) ints it is the mean cross-entropy over
+        the positions whose target is not -1 (nanoGPT's ignore_index). Unlike nanoGPT, logits
+        cover every position even without targets (nanoGPT keeps only the last: logits[:, [-1]]). cache: a KVCache, whose cached tokens
         idx follows (gpt_generate.py); positions then count on from the cached ones.
         """
         idx = self.check_ids(idx, "forward")
@@ -172,7 +173,7 @@ class GPT(Module):
             cache.length += T
         logits = self.lm_head(self.transformer.ln_f(x))
         if targets is None:
-            return logits
+            return logits, None  # nanoGPT's pair, so `logits, loss = model(idx)` never splits the batch
         targets = np.asarray(getattr(targets, "data", targets))
         if targets.shape != (B, T) or targets.dtype.kind not in "iu":
             raise ValueError(f"GPT.forward: targets must be integers of idx's shape {(B, T)}, "

@@ -84,12 +84,12 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=
     tokens, cache = idx, None
     for _ in range(max_new_tokens):
         if not use_cache:
-            logits = model(tokens[:, -model.block_size:])
+            logits, _ = model(tokens[:, -model.block_size:])
         elif cache is not None and tokens.shape[1] <= model.block_size:
-            logits = model(tokens[:, -1:], cache=cache)  # the one new token, after the cached ones
+            logits, _ = model(tokens[:, -1:], cache=cache)  # the one new token, after the cached ones
         else:  # the first step, or the context slid: rebuild from the last block_size tokens
             cache = KVCache(model, tokens.shape[0], dtype)
-            logits = model(tokens[:, -model.block_size:], cache=cache)
+            logits, _ = model(tokens[:, -model.block_size:], cache=cache)
         new = sample(logits.data[:, -1], temperature, top_k, rng)
         tokens = np.concatenate([tokens, new[:, None].astype(np.int64)], axis=1)
     return Tensor(tokens) if as_tensor else tokens

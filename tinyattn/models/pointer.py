@@ -28,7 +28,7 @@ class PointerEncoder(Module):
         super().__init__()
         self.embedding = Embedding(vocab_size, d_model, padding_idx=pad_id)
         self.positional = PositionalEncoding(d_model, max_len)
-        layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout)
+        layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, batch_first=True)
         self.encoder = TransformerEncoder(layer, num_layers)
         self.pointer = Linear(d_model, d_model, bias=False)
 

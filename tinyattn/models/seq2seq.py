@@ -31,7 +31,7 @@ class Encoder(Module):
     def __init__(self, vocab_size, embed_dim, hidden_size, decoder_size, pad_id):
         super().__init__()
         self.embedding = Embedding(vocab_size, embed_dim, padding_idx=pad_id)
-        self.rnn = GRU(embed_dim, hidden_size, bidirectional=True)
+        self.rnn = GRU(embed_dim, hidden_size, batch_first=True, bidirectional=True)
         self.bridge = Linear(2 * hidden_size, decoder_size)
 
     def forward(self, source, lengths):

@@ -44,7 +44,7 @@ class AttentionTagger(Module):
         super().__init__()
         self.embedding = Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         self.positional = PositionalEncoding(embed_dim, max_len) if positional else None
-        self.attention = MultiheadAttention(embed_dim, num_heads)
+        self.attention = MultiheadAttention(embed_dim, num_heads, batch_first=True)
         self.head = mlp(embed_dim, hidden_size, num_tags)
 
     def forward(self, tokens, lengths):

@@ -53,7 +53,7 @@ class TransformerSeq2Seq(Translator):
         self.positions = PositionalEncoding(d_model, max_len) if positions == "sinusoidal" else None
         self_positions, cross_positions = POSITIONS[positions]
         self.transformer = Transformer(d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward,
-                                       dropout, norm_first=norm_first, positions=self_positions,
+                                       dropout, batch_first=True, norm_first=norm_first, positions=self_positions,
                                        cross_positions=cross_positions)
         self.out = Linear(d_model, target_vocab)
         keep_attention_weights(self.transformer.decoder)  # so the uncached advance can show where it looked

@@ -6,7 +6,7 @@
 U k does not depend on the query, so a decoder that attends over the same keys at every step
 projects them once per batch (`Attention.precompute_keys`) and passes the result here as
 `projected_keys`. nn.Attention(score="additive") runs this graph under `ta.fused(False)`, and
-otherwise the one node that equals it (fused/additive_attention.py, AdditiveAttention).
+otherwise the one node that equals it (fused/additive_attention_node.py, AdditiveAttention).
 """
 from .linear import LinearFunction
 

@@ -20,7 +20,7 @@ import numpy as np
 from ..autograd.errors import ShapeError, require_float
 from ..autograd.tensor import Tensor, wrap
 from .additive_attention import additive_attention_composed
-from .fused.additive_attention import AdditiveAttention
+from .fused.additive_attention_node import AdditiveAttention
 from .fused.switch import is_fused
 from .linear import Embedding, Linear
 from .module import Module, Parameter
@@ -47,7 +47,7 @@ class Attention(Module):
     """forward(query (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), mask=None) -> (context, weights).
 
     `keys` may also be precompute_keys(keys). The dot, scaled_dot and additive scores run as one
-    fused node each (fused/sdpa.py, fused/additive_attention.py); under `ta.fused(False)` they run
+    fused node each (fused/sdpa.py, fused/additive_attention_node.py); under `ta.fused(False)` they run
     as the composed graphs those nodes equal (sdpa.py, additive_attention.py), whose weights are
     the Softmax's own output.
     """

@@ -127,33 +127,22 @@ class LayerNormFunction(Function):
 
     With h = g * w and means over the normalised axes:
     dL/dx = (h - mean(h) - x_hat * mean(h * x_hat)) / sqrt(var + eps),
-    dL/dw = sum over the other axes of g * x_hat,  dL/db = sum of g.
+    dL/dw = sum over the other axes of g * x_hat,  dL/db = sum of g.   (ops/layer_norm.py: x_hat, y, dL/dx)
     """
 
     @staticmethod
     def forward(ctx, x, weight, bias, axes, eps):
-        mean = x.mean(axis=axes, keepdims=True)
-        centred = x - mean
-        inv_std = 1 / np.sqrt((centred * centred).mean(axis=axes, keepdims=True) + x.dtype.type(eps))
-        x_hat = centred * inv_std
+        y, x_hat, inv_std = arrays.layer_norm(x, axes, weight, bias, eps)
         ctx.save_for_backward(x_hat, inv_std, weight)
         ctx.axes = axes
-        y = x_hat
-        if weight is not None:
-            y = y * weight
-        if bias is not None:
-            y = y + bias
         return y
 
     @staticmethod
     def backward(ctx, g):
         x_hat, inv_std, weight = ctx.saved_tensors
-        axes = ctx.axes
-        other_axes = tuple(range(g.ndim - len(axes)))
+        other_axes = tuple(range(g.ndim - len(ctx.axes)))
         _, need_w, need_b, _, _ = ctx.needs_input_grad
-        h = g * weight if weight is not None else g
-        grad_x = (h - h.mean(axis=axes, keepdims=True)
-                  - x_hat * (h * x_hat).mean(axis=axes, keepdims=True)) * inv_std
+        grad_x = arrays.layer_norm_backward(g, ctx.axes, x_hat, inv_std, weight)
         grad_w = (g * x_hat).sum(axis=other_axes) if need_w else None
         grad_b = g.sum(axis=other_axes) if need_b else None
         return grad_x, grad_w, grad_b, None, None

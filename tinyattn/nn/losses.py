@@ -1,7 +1,35 @@
-"""Binary cross-entropy, as PyTorch's F.binary_cross_entropy and F.binary_cross_entropy_with_logits,
-composed from log, exp, abs and ta.maximum (so their gradients are those ops')."""
+"""Binary cross-entropy, as PyTorch's F.binary_cross_entropy and F.binary_cross_entropy_with_logits.
+
+The one on logits is composed from log, exp, abs and ta.maximum (so its gradient is theirs); the
+one on probabilities is one node, because its gradient at p = 0 or 1 needs PyTorch's guard."""
+import numpy as np
+
 from ..autograd.compare import maximum
 from ..autograd.errors import ShapeError, require_float
+from ..autograd.function import Function
+from ..autograd.promotion import pair
+
+
+class BinaryCrossEntropy(Function):
+    """l = -(t log p + (1 - t) log(1 - p)), each log clamped at -100 (PyTorch's), element-wise.
+
+    dl/dp = (p - t) / (p (1 - p)), with the denominator kept >= 1e-12 as PyTorch's backward keeps
+    it, so a saturated p (exactly 0 or 1, common in float32) gives a finite gradient, not 0/0;
+    dl/dt = log(1 - p) - log(p) (clamped logs)."""
+
+    @staticmethod
+    def forward(ctx, p, t):
+        with np.errstate(divide="ignore"):
+            log_p, log_not_p = np.maximum(np.log(p), -100), np.maximum(np.log1p(-p), -100)
+        ctx.save_for_backward(p, t, log_p, log_not_p)
+        return -(t * log_p + (1 - t) * log_not_p)
+
+    @staticmethod
+    def backward(ctx, g):
+        p, t, log_p, log_not_p = ctx.saved_tensors
+        need_p, need_t = ctx.needs_input_grad
+        return (g * (p - t) / np.maximum(p * (1 - p), p.dtype.type(1e-12)) if need_p else None,
+                g * (log_not_p - log_p) if need_t else None)
 
 
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
@@ -11,7 +39,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     if ((input.data < 0) | (input.data > 1)).any():
         raise ValueError("binary_cross_entropy: input must be probabilities in [0, 1]; for raw scores use "
                          "F.binary_cross_entropy_with_logits")
-    loss = -(target * input.log().clamp(min=-100.0) + (1 - target) * (1 - input).log().clamp(min=-100.0))
+    loss = BinaryCrossEntropy.apply(*pair(input, target))
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 

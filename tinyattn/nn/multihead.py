@@ -40,11 +40,11 @@ def _xavier_parameter(fan_out, fan_in):
 
 
 class MultiheadAttention(Module):
-    """PyTorch's nn.MultiheadAttention: forward(query (B, Tq, E), key (B, Tk, kdim),
-    value (B, Tk, vdim), ...) -> (out (B, Tq, E), weights (B, [H,] Tq, Tk) or None).
+    """PyTorch's nn.MultiheadAttention: forward(query (Tq, B, E), key (Tk, B, kdim),
+    value (Tk, B, vdim), ...) -> (out (Tq, B, E), weights (B, [H,] Tq, Tk) or None).
 
-    batch_first defaults to True here (PyTorch's default is False): batch_first=False takes and
-    returns PyTorch's (time, batch, features) layout; the weights are batch first either way.
+    Time first by default, as PyTorch's; batch_first=True takes and returns (batch, time,
+    features). The weights are batch first either way, as PyTorch's.
 
     keep_weights = True stores each call's (B, H, Tq, Tk) weights, a detached numpy array, in
     last_weights (also when need_weights=False, as the Transformer layers call it). Under
@@ -59,7 +59,7 @@ class MultiheadAttention(Module):
     Query i and key j are at positions i and j (counted from 0 in each).
     """
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, batch_first=True,
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, batch_first=False,
                  positions=None):
         super().__init__()
         if positions not in (None, *SCHEMES):

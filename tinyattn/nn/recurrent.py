@@ -1,4 +1,4 @@
-"""RNN, GRU and LSTM: cells (one step) and layers (a whole batch-first sequence).
+"""RNN, GRU and LSTM: cells (one step) and layers (a whole sequence, time first unless batch_first=True).
 
 Each step rule below writes its cell's equations with autograd ops (`equations`); a layer runs
 them step by step, freezing the state of sequences that have ended. That composed graph is what
@@ -201,16 +201,16 @@ class LSTMCell(_Cell):
 class _Layer(Module):
     """A recurrent layer over a whole sequence: num_layers stacked, each optionally bidirectional.
 
-    Constructor and parameter names are PyTorch's (weight_ih_l0, ..., weight_hh_l1_reverse), with
-    one difference: batch_first defaults to True here (x is (B, T, I)); batch_first=False takes
-    PyTorch's default layout (T, B, I) and returns outputs (T, B, D*H). Layer l > 0 reads the
-    outputs of layer l - 1 (D*H features), with dropout between layers while training. The step
-    equations come from the same rule the cells use.
+    Constructor, defaults and parameter names are PyTorch's (weight_ih_l0, ..., weight_hh_l1_reverse):
+    x is (T, B, I) and the outputs (T, B, D*H), as PyTorch's default; batch_first=True takes
+    (B, T, I) and returns (B, T, D*H). The states h0, h_n are (L*D, B, H) either way. Layer l > 0
+    reads the outputs of layer l - 1 (D*H features), with dropout between layers while training.
+    The step equations come from the same rule the cells use.
     """
 
     kind = None
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=True, dropout=0.0,
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, **rule_options):
         name = type(self).__name__
         _check_bias(name, bias)
@@ -314,24 +314,24 @@ class _Layer(Module):
 
     def extra_repr(self):
         extras = "".join(f", {key}={value}" for key, value, default in (
-            ("num_layers", self.num_layers, 1), ("batch_first", self.batch_first, True),
+            ("num_layers", self.num_layers, 1), ("batch_first", self.batch_first, False),
             ("dropout", self.dropout, 0.0), ("bidirectional", self.bidirectional, False)) if value != default)
         return f"{self.input_size}, {self.hidden_size}{extras}"
 
 
 class RNN(_Layer):
-    """Elman RNN layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (L*D, B, H))."""
+    """Elman RNN layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H))."""
 
     kind = "RNN"
 
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=True,
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False):
         super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          nonlinearity=nonlinearity)
 
 
 class GRU(_Layer):
-    """GRU layer; forward(x (B, T, I), h0=None, lengths=None) -> (outputs (B, T, D*H), h_n (L*D, B, H))."""
+    """GRU layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H))."""
 
     kind = "GRU"
 

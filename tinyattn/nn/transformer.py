@@ -58,7 +58,8 @@ class _LayerParts:
 
 
 class TransformerEncoderLayer(_LayerParts, Module):
-    """forward(src (B, T, d_model), src_mask=None, src_key_padding_mask=None, is_causal=False) -> (B, T, d_model).
+    """forward(src (T, B, d_model), src_mask=None, src_key_padding_mask=None, is_causal=False) -> (T, B, d_model);
+    (B, T, d_model) in and out with batch_first=True.
 
     Masks as MultiheadAttention's (PyTorch's polarity): src_mask (T, T) or (B*nhead, T, T), bool
     True = not allowed or float added; src_key_padding_mask (B, T) True = padding.
@@ -66,7 +67,7 @@ class TransformerEncoderLayer(_LayerParts, Module):
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
-                 batch_first=True, norm_first=False, bias=True, positions=None):
+                 batch_first=False, norm_first=False, bias=True, positions=None):
         check_sizes(type(self).__name__, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
         Module.__init__(self)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
@@ -91,9 +92,10 @@ class TransformerEncoderLayer(_LayerParts, Module):
 
 
 class TransformerDecoderLayer(_LayerParts, Module):
-    """forward(tgt (B, T, d_model), memory (B, S, d_model), tgt_mask=None, memory_mask=None,
+    """forward(tgt (T, B, d_model), memory (S, B, d_model), tgt_mask=None, memory_mask=None,
     tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False,
-    memory_is_causal=False) -> (B, T, d_model). Masks as TransformerEncoderLayer's.
+    memory_is_causal=False) -> (T, B, d_model); batch first with batch_first=True. Masks as
+    TransformerEncoderLayer's.
     positions = "alibi" | "rope" (tinyattn's own) goes to the self-attention; cross_positions
     (tinyattn's own, default None) to the cross-attention, whose query i is target position i and
     key j source position j: with "rope", q_i . k_j depends on i - j, how far the word being
@@ -101,7 +103,7 @@ class TransformerDecoderLayer(_LayerParts, Module):
     can use (docs/transformer_translator.md measures it)."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
-                 batch_first=True, norm_first=False, bias=True, positions=None, cross_positions=None):
+                 batch_first=False, norm_first=False, bias=True, positions=None, cross_positions=None):
         check_sizes(type(self).__name__, d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward)
         Module.__init__(self)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,

@@ -3,7 +3,7 @@
     memory = encoder(src)                  num_encoder_layers TransformerEncoderLayers, then a LayerNorm
     out    = decoder(tgt, memory)          num_decoder_layers TransformerDecoderLayers, then a LayerNorm
 
-Arguments, defaults (batch_first aside: True, as tinyattn's other layers), parameter names
+Arguments, defaults (batch_first=False: time first), parameter names
 (encoder.layers.0.*, encoder.norm.*, decoder.layers.0.*, decoder.norm.*) and initialisation
 (every weight matrix xavier uniform) are PyTorch's, so a state_dict crosses both ways.
 positions= and cross_positions= ("alibi" | "rope", tinyattn's own, no parameters) go to every
@@ -25,16 +25,16 @@ class Transformer(Module):
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
                  dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
-                 batch_first=True, norm_first=False, bias=True, positions=None, cross_positions=None):
+                 batch_first=False, norm_first=False, bias=True, positions=None, cross_positions=None):
         super().__init__()
         layer_args = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
-                          layer_norm_eps=layer_norm_eps, batch_first=batch_first, norm_first=norm_first, bias=bias,
-                          positions=positions)
+                          layer_norm_eps=layer_norm_eps, norm_first=norm_first, bias=bias, positions=positions)
         self.encoder = custom_encoder or TransformerEncoder(
-            TransformerEncoderLayer(d_model, nhead, **layer_args), num_encoder_layers,
+            TransformerEncoderLayer(d_model, nhead, batch_first=batch_first, **layer_args), num_encoder_layers,
             norm=LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
         self.decoder = custom_decoder or TransformerDecoder(
-            TransformerDecoderLayer(d_model, nhead, cross_positions=cross_positions, **layer_args), num_decoder_layers,
+            TransformerDecoderLayer(d_model, nhead, batch_first=batch_first, cross_positions=cross_positions,
+                                    **layer_args), num_decoder_layers,
             norm=LayerNorm(d_model, eps=layer_norm_eps, bias=bias))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         for p in self.parameters():  # PyTorch's _reset_parameters: xavier uniform on every matrix
@@ -44,7 +44,7 @@ class Transformer(Module):
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
                 tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                 memory_is_causal=False):
-        """src (B, S, E), tgt (B, T, E) -> (B, T, E) ((S, B, E), ... with batch_first=False). Masks in
+        """src (S, B, E), tgt (T, B, E) -> (T, B, E) ((B, S, E), ... with batch_first=True). Masks in
         PyTorch's polarity (bool True = not allowed, float added to the scores), as nn.MultiheadAttention."""
         batch = 0 if self.batch_first else 1
         if src.shape[batch] != tgt.shape[batch]:

@@ -18,7 +18,7 @@ import importlib
 
 import numpy as np
 
-from . import arrays, reference, reference_blocks
+from . import arrays, gelu, layer_norm, reference, reference_blocks
 
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the compiled kernels take
 
@@ -61,22 +61,32 @@ def _some_axes(x, axes, keepdims=False):
     return axes is not None
 
 
+def _not_float64_tanh(x, approximate):
+    """numpy's float64 tanh is its own SIMD code, which math.tanh differs from by an ulp: where
+    1 + tanh(u) cancels (x << 0) that ulp is the whole answer, so float64 keeps the reference."""
+    return approximate != "tanh" or x.dtype != np.float64
+
+
 TABLE = {
     "matmul": (reference.matmul, "matmul", False, _outer_product),
     "softmax": (reference.softmax, "softmax", False, None),
     "softmax_backward": (reference.softmax_backward, "softmax", False, None),
     "log_softmax": (reference.log_softmax, "softmax", False, None),
     "log_softmax_backward": (reference.log_softmax_backward, "softmax", False, None),
+    "layer_norm": (layer_norm.layer_norm, "layer_norm", False, None),
+    "layer_norm_backward": (layer_norm.layer_norm_backward, "layer_norm", False, None),
     "sum_over": (reference.sum_over, "sums", True, _some_axes),
     "multiply": (reference.multiply, "broadcast_products", False, _broadcast),
     "sigmoid": (reference.sigmoid, "sigmoid", False, None),
+    "gelu": (gelu.gelu, "gelu", False, _not_float64_tanh),
+    "gelu_backward": (gelu.gelu_backward, "gelu", False, None),
     "scatter_rows": (reference.scatter_rows, "scatter_rows", False, None),
     "adam_update": (reference.adam_update, "adam", True, None),
     "gru_gates": (reference_blocks.gru_gates, "recurrent_gates", False, None),
     "gru_gates_backward": (reference_blocks.gru_gates_backward, "recurrent_gates", False, None),
     "lstm_gates": (reference_blocks.lstm_gates, "recurrent_gates", False, None),
     "lstm_gates_backward": (reference_blocks.lstm_gates_backward, "recurrent_gates", False, None),
-    "through_pair_tanh": (reference_blocks.through_pair_tanh, "additive_attention", False, None),
+    "through_pair_tanh": (reference_blocks.through_pair_tanh, "pair_tanh", False, None),
 }
 
 

@@ -1,5 +1,5 @@
 """Optimisers and learning-rate schedules."""
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
-from .schedules import LinearWarmup, StepLR, WarmupCosine
+from .schedules import LambdaLR, LinearWarmup, StepLR, WarmupCosine
 from .sgd import SGD

@@ -1,4 +1,4 @@
-"""Learning-rate schedules: call .step() once per epoch (StepLR) or per update (warmup).
+"""Learning-rate schedules: call .step() once per epoch (StepLR) or per update (warmup, LambdaLR).
 
 As PyTorch's LRScheduler, a schedule scales each parameter group's own starting rate: it stores
 it as group["initial_lr"] (kept if already there) and sets group["lr"] = initial_lr * factor(count).
@@ -88,3 +88,26 @@ class WarmupCosine(_Schedule):
             return (count + 1) / self.warmup_steps
         done = min(1.0, (count - self.warmup_steps) / (self.total_steps - self.warmup_steps))
         return 0.5 * (1 + math.cos(math.pi * done))
+
+
+class LambdaLR(_Schedule):
+    """lr = initial_lr * lr_lambda(count), as PyTorch's: any schedule written as a function of the
+    step count (nanoGPT's warmup then cosine decay, say). lr_lambda may be one function for every
+    group or a list of one per group. state_dict holds the count, not the functions: build the
+    schedule with the same functions before load_state_dict."""
+
+    def __init__(self, optimizer, lr_lambda):
+        groups = len(optimizer.param_groups)
+        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
+        if len(lambdas) != groups:
+            raise ValueError(f"LambdaLR: {len(lambdas)} functions in lr_lambda for {groups} parameter groups; "
+                             "pass one function, or a list of one per group")
+        if not all(callable(f) for f in lambdas):
+            raise TypeError(f"LambdaLR: lr_lambda must be a function of the step count (or a list of them), "
+                            f"got {[type(f).__name__ for f in lambdas]}")
+        self.lr_lambdas = lambdas
+        super().__init__(optimizer)
+
+    def _apply(self):
+        for group, base_lr, lr_lambda in zip(self.optimizer.param_groups, self.base_lrs, self.lr_lambdas):
+            group["lr"] = base_lr * lr_lambda(self.count)

@@ -6,7 +6,8 @@ not dozens, and can skip work a composed graph cannot), and each names the compo
 
     node                                  the composed graph it equals
     sdpa.ScaledDotProductAttention        nn/sdpa.py, attention_composed
-    additive_attention.AdditiveAttention  nn/additive_attention.py, additive_attention_composed
+    additive_attention_node.              nn/additive_attention.py, additive_attention_composed
+      AdditiveAttention
     recurrent_steps.RNNStep, GRUStep,     nn/recurrent.py, the rules' `equations` (one step)
       LSTMStep
     gru_sequence.GRUSequence,             nn/recurrent.py, the step loop of _Layer._steps

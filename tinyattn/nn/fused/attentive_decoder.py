@@ -29,13 +29,13 @@ after step t (from the output layer and from step t + 1):
 
     d_gi, d_gh, ds_direct = the GRU gate rules (ops/reference_blocks.py, gru_gates_backward)
     d_context = g_context_t + d_gi W_ic                (W_ic: the context's columns of W_ih)
-    d_wq, d_uk, d_v, d_values = the attention step's rules (ops/additive_attention.py)
+    d_wq, d_uk, d_v, d_values = the attention step's rules (ops/additive_attention_arrays.py)
     g_s for step t - 1 = ds_direct + [d_wq, d_gh] [W; W_hh]
 """
 import numpy as np
 
 from ...autograd.function import Function
-from ...ops.additive_attention import additive_attention, additive_attention_backward
+from ...ops.additive_attention_arrays import additive_attention, additive_attention_backward
 from ...ops import arrays
 from .running_rows import RunningRows
 

@@ -123,6 +123,8 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
     rows, n = x.shape
     T = x.dtype.type
     buf, masked_row = bufs[0], bufs[1]  # two separate rows, so that LLVM sees no overlap
+    lowest, zero = T(np.log(np.finfo(x.dtype).tiny)), T(0.0)  # exp(lowest) is the smallest normal number
+    minus_inf = T(-np.inf)
     for r in range(rows):
         xr = x[r]
         if mask.shape[0] > 0:
@@ -134,8 +136,11 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
                 rest //= lead_shape[d]
             if mask_strides[-1] == 1:
                 # excluded entries become -inf (a vector select), then the row is unmasked
+                # (x's dtype for -inf and a slice for the row: written as mask[mr + j] and a float64
+                # -inf, this loop did not vectorize and cost 6x as much)
+                keep = mask[mr:mr + n]
                 for j in range(n):
-                    masked_row[j] = xr[j] if mask[mr + j] else -np.inf
+                    masked_row[j] = xr[j] if keep[j] else minus_inf
                 xr = masked_row
             elif not mask[mr]:  # one bool for the whole row: all excluded
                 for j in range(n):
@@ -152,8 +157,13 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
             continue
         # the exponentials, each in [0, 1]; exactly 0 for -inf (so for excluded entries).
         # log-softmax needs only their sum and reads x again below (never masked).
+        # Below ln(smallest normal) an exponential is subnormal or 0, and making one (every masked
+        # -inf entry does) costs the CPU a slow microcode assist: a masked (64, 64) causal softmax
+        # took 1.13 ms, 0.45 unmasked. Those entries are 0 to within 1e-38 of a sum >= 1: write 0.
         for j in range(n):
-            buf[j] = fast_exp(xr[j] - m)
+            d = xr[j] - m
+            e = fast_exp(zero if d < lowest else d)  # (a NaN d is not < lowest: it stays NaN)
+            buf[j] = zero if d < lowest else e
         s = _sum8(buf, buf, False)
         if log:
             log_s = T(math.log(s))
@@ -184,14 +194,19 @@ def _backward_kernel(y, g, log, out):
 
 # ----------------------------------------------------------------------------- wrappers
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # the second of two threads
-_SPLIT_MIN = 1 << 18  # entries; waking the pool thread costs 100-250 us on our VM: measured, two
-# threads lost below 2^17 entries (32K: 385 vs 141 us fwd+bwd), won from 2^18 (668 vs 766 us)
+_SPLIT_MIN = 1 << 20  # entries. Waking the pool thread costs 100-250 us on our VM, and the second
+# thread pays only while the other core is idle: quiet, two threads won from 2^18 entries (668 vs
+# 766 us fwd+bwd); with load average 2 on 2 cores they lost at 2^19 (2.09 vs 1.72 ms median, a
+# GPT step's attention) and won at 2^21 (11.8 vs 15.2 ms).
+# The threads Numba may use (NUMBA_NUM_THREADS, every core by default): NUMBA_NUM_THREADS=1, as
+# the one-thread benchmarks set, keeps softmax on one. Read once, as os.cpu_count() costs ~50 us.
+_THREADS = min(numba.config.NUMBA_NUM_THREADS, os.cpu_count() or 1)
 
 
 def _over_rows(run, rows, size):
     """Call run(a, b) for row ranges covering range(rows): in two halves on two threads when
-    the array is big enough and there are two cores, else in one call."""
-    if size < _SPLIT_MIN or rows < 2 or (os.cpu_count() or 1) < 2:
+    the array is big enough and two threads are allowed, else in one call."""
+    if size < _SPLIT_MIN or rows < 2 or _THREADS < 2:
         run(0, rows)
         return
     half = rows // 2

@@ -6,18 +6,18 @@ runs instead under `ta.fused(False)`:
     scores  = v^T tanh(W q + U k)        (Bahdanau, Cho & Bengio 2015, eq. 6; "concat" in Luong 2015)
     weights = softmax(scores) over the keys the mask allows,   context = weights @ values
 
-The arithmetic is in tinyattn/ops/additive_attention.py (BLAS products, the softmax kernel, and
+The arithmetic is in tinyattn/ops/additive_attention_arrays.py (BLAS products, the softmax kernel, and
 two Numba passes beside numpy references); U k comes in already projected, as there.
 """
 from ...autograd.function import Function
-from ...ops.additive_attention import additive_attention, additive_attention_backward
+from ...ops.additive_attention_arrays import additive_attention, additive_attention_backward
 from ...ops import arrays
 
 
 class AdditiveAttention(Function):
     """forward(query (B, Tq, Dq), W (h, Dq), U k (B, Tk, h), v (1, h), values (B, Tk, Dv), mask)
     -> (context (B, Tq, Dv), weights (B, Tq, Tk)). With wq = q W^T and dwq, duk, dv, dvalues from
-    the kernel's backward (ops/additive_attention.py: softmax's rule, then tanh's):
+    the kernel's backward (ops/additive_attention_arrays.py: softmax's rule, then tanh's):
     dL/dq = dwq W,  dL/dW = dwq^T q,  dL/dU k = duk,  dL/dv = dv,  dL/dvalues = dvalues.
     Equals nn/additive_attention.py's additive_attention_composed, argument for argument."""
 

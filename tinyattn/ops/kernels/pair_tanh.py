@@ -2,7 +2,7 @@
 
 The math (dpre = dscore v (1 - hidden^2), summed over the keys for dwq and over the queries for
 duk) and the numpy version are in tinyattn/ops/reference_blocks.py, the whole step in
-tinyattn/ops/additive_attention.py. Measured for the translation model, (64, 1, 14) scores with
+tinyattn/ops/additive_attention_arrays.py. Measured for the translation model, (64, 1, 14) scores with
 h = 64: 15 us against the numpy reference's 76 (benchmarks/RESULTS.md, bench_fused.py).
 """
 import numba

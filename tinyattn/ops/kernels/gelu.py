@@ -1,0 +1,140 @@
+"""GELU forward and backward, each one pass over x (ops/gelu.py is the numpy reference they equal).
+
+The standard normal CDF Phi(x) = (1 + erf(x / sqrt 2)) / 2 is the costly part. In float64 it is
+math.erf (libm's, within an ulp or so), one call per element: the dtype of gradient
+checks, where matching the reference bit for bit matters more than speed. In float32 it is
+W. J. Cody's rational approximations (the coefficients of ops/erf.py) evaluated in float32 with
+fast_exp, branch-free so LLVM vectorizes the loop: with y = |x| / sqrt 2,
+
+    y <= 0.46875   erf(y)  = y A(y^2) / B(y^2)                  Phi = 1/2 +- erf(y) / 2
+    y >  0.46875   erfc(y) = exp(-y^2) C(y) / D(y)               Phi = 1 - erfc(y) / 2, or erfc(y) / 2 for x < 0
+
+computing erfc itself for x < 0 (no 1 - erf cancellation). exp(-y^2) is exp(-s^2) exp(-(y - s)(y + s))
+with s = y rounded down to 1/16 (Cody's split: s^2 is exact, so y^2's rounding is not amplified).
+y is clamped at 10, where erfc is below float32's smallest number; NaN stays NaN.
+The tanh form uses fast_tanh in float32, math.tanh in float64. Error against the reference: a few float32 ulp (tests/test_kernel_table.py).
+"""
+import math
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from .fast_activations import fast_tanh
+from .fast_exp import fast_exp
+from ..erf import _A, _B, _C, _D
+from ..gelu import CUBIC, SQRT_2_OVER_PI
+
+
+def normal_cdf(x):
+    """Phi(x) for a float32 or float64 scalar, in Numba code (in Python: math.erf)."""
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+_f = np.float32
+_A0, _A1, _A2, _A3, _A4 = (_f(c) for c in _A)
+_B1, _B2, _B3, _B4 = (_f(c) for c in _B[1:])
+_C0, _C1, _C2, _C3, _C4, _C5, _C6, _C7, _C8 = (_f(c) for c in _C)
+_D1, _D2, _D3, _D4, _D5, _D6, _D7, _D8 = (_f(c) for c in _D[1:])
+_RSQRT2, _SMALL, _CLAMP = _f(1 / math.sqrt(2)), _f(0.46875), _f(10.0)
+_HALF, _ONE, _ZERO, _SIXTEENTH, _SIXTEEN = _f(0.5), _f(1.0), _f(0.0), _f(1 / 16), _f(16.0)
+
+
+def _cdf_f32(x):
+    y = abs(x) * _RSQRT2
+    z = y * y
+    half_erf = _HALF * y * ((((_A0 * z + _A1) * z + _A2) * z + _A3) * z + _A4) / ((((z + _B1) * z + _B2) * z + _B3) * z + _B4)
+    w = y if y < _CLAMP else _CLAMP
+    s = _f(np.int32(w * _SIXTEEN)) * _SIXTEENTH  # w >= 0: truncation is floor
+    c = (((((((_C0 * w + _C1) * w + _C2) * w + _C3) * w + _C4) * w + _C5) * w + _C6) * w + _C7) * w + _C8
+    d = (((((((w + _D1) * w + _D2) * w + _D3) * w + _D4) * w + _D5) * w + _D6) * w + _D7) * w + _D8
+    half_erfc = _HALF * fast_exp(-s * s) * fast_exp(-(w - s) * (w + s)) * c / d
+    if y <= _SMALL:
+        cdf = _HALF + half_erf if x >= _ZERO else _HALF - half_erf
+    else:
+        cdf = _ONE - half_erfc if x >= _ZERO else half_erfc
+    return cdf if x == x else x
+
+
+_SQRT2_64 = math.sqrt(2)
+
+
+def _cdf_f64(x):
+    return 0.5 * (1.0 + math.erf(x / _SQRT2_64))  # the definition as written, so far left 1 + erf cancels alike
+
+
+def tanh(x):
+    """tanh for a float32 (fast_tanh, vectorized) or float64 (math.tanh, as np.tanh) scalar, in Numba code."""
+    return np.tanh(x)
+
+
+def cube(x):
+    """x^3: x * x * x in float32 (vectorized), math.pow in float64 (as numpy's x ** 3)."""
+    return x ** 3
+
+
+def _by_dtype(function, for_float32, for_float64):
+    # inlined (so LLVM can vectorize the loop around it), with numpy's error model: a division
+    # that may raise ZeroDivisionError would keep it a call
+    @overload(function, jit_options={"error_model": "numpy"}, inline="always")
+    def _choose(x):
+        return {types.float32: for_float32, types.float64: for_float64}.get(x)
+
+
+_by_dtype(normal_cdf, _cdf_f32, _cdf_f64)
+_by_dtype(tanh, lambda x: fast_tanh(x), lambda x: math.tanh(x))
+_by_dtype(cube, lambda x: x * x * x, lambda x: math.pow(x, 3.0))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _forward_kernel(x, tanh_form, k, y, saved):
+    half, one, root, cubic = k[0], k[1], k[2], k[3]
+    if tanh_form:
+        for j in range(x.shape[0]):
+            t = tanh(root * (x[j] + cubic * cube(x[j])))
+            y[j] = half * x[j] * (one + t)
+            saved[j] = t
+    else:
+        for j in range(x.shape[0]):
+            cdf = normal_cdf(x[j])
+            y[j] = x[j] * cdf
+            saved[j] = cdf
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _backward_kernel(x, saved, grad, tanh_form, k, out):
+    half, one, root, three_cubic, minus_half, pdf_scale = k[0], k[1], k[2], k[4], k[5], k[6]
+    if tanh_form:
+        for j in range(x.shape[0]):
+            t = saved[j]
+            du_dx = root * (one + three_cubic * x[j] * x[j])
+            out[j] = grad[j] * (half * (one + t) + half * x[j] * (one - t * t) * du_dx)
+    else:
+        for j in range(x.shape[0]):
+            pdf = fast_exp(minus_half * x[j] * x[j]) * pdf_scale
+            out[j] = grad[j] * (saved[j] + x[j] * pdf)
+
+
+def _constants(dtype):
+    return np.array([0.5, 1.0, SQRT_2_OVER_PI, CUBIC, 3 * CUBIC, -0.5, 1 / math.sqrt(2 * math.pi)], dtype)
+
+
+def _flat(a, shape, dtype):
+    """A C-ordered 1-D copy or view of a (broadcast to `shape`) in `dtype`."""
+    return np.ascontiguousarray(np.broadcast_to(a, shape), dtype).reshape(-1)
+
+
+def gelu(x, approximate):
+    # outputs are made C-ordered from x's shape: np.ascontiguousarray would turn a 0-d x into (1,)
+    y, saved = np.empty(x.shape, x.dtype), np.empty(x.shape, x.dtype)
+    _forward_kernel(_flat(x, x.shape, x.dtype), approximate == "tanh", _constants(x.dtype), y.reshape(-1),
+                    saved.reshape(-1))
+    return y, saved
+
+
+def gelu_backward(x, saved, grad, approximate):
+    out = np.empty(x.shape, x.dtype)
+    _backward_kernel(_flat(x, x.shape, x.dtype), _flat(saved, x.shape, x.dtype), _flat(grad, x.shape, x.dtype),
+                     approximate == "tanh", _constants(x.dtype), out.reshape(-1))
+    return out
