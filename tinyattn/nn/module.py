@@ -50,15 +50,6 @@ class Module:
             self._buffers.remove(name)  # an array put in a buffer's place stays that buffer
         object.__setattr__(self, name, value)
 
-    @property
-    def fused(self):
-        """Gone: the per-module switch of earlier versions. Reading or setting it names the one switch."""
-        raise _no_fused_switch(self)
-
-    @fused.setter
-    def fused(self, value):
-        raise _no_fused_switch(self)
-
     def register_buffer(self, name, array):
         """An array that belongs to the module's state (saved, loaded) but is not trained."""
         self.__setattr__(name, array)
@@ -324,8 +315,3 @@ class Sequential(ModuleList):
         for module in self:
             x = module(x)
         return x
-
-
-def _no_fused_switch(module):
-    return AttributeError(f"{type(module).__name__}: no per-module fused switch; fused nodes are turned on and off "
-                          "for every layer at once: `with ta.fused(False): ...` (or TINYATTN_FUSED=0)")
