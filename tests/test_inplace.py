@@ -272,3 +272,27 @@ def test_a_hook_on_a_0d_leaf_used_twice():
     a.register_hook(lambda g: seen.append(float(g)) or g * 2)
     (a * a + a).backward()
     assert seen == [7.0] and a.grad.item() == 14.0
+
+
+def test_a_tensor_changed_in_place_by_itself_matches_pytorch():
+    """x.add_(x) made the Add node its own input: backward looped (retain_graph) or crashed."""
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (ta, torch):
+        a = lib.tensor(np.array([1.0, 2.0]), requires_grad=True)
+        x = a * 1
+        x.add_(x)
+        x.sub_(x, alpha=0.5)
+        (x * x).sum().backward(retain_graph=True)
+        grads.append(np.asarray(a.grad))
+    np.testing.assert_allclose(grads[0], grads[1])
+
+
+def test_expand_is_a_view_that_shares_the_version_counter():
+    x = ta.tensor(np.array([[1.0], [2.0]]))
+    w = ta.tensor(np.ones((2, 3)), requires_grad=True)
+    z = (x.expand(2, 3) * w).sum()
+    with ta.no_grad():
+        x.add_(10)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()

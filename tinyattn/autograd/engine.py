@@ -18,7 +18,6 @@ from . import tracing as _trace
 from .function import _freed_message, zeros_for_output
 from .hooks import run_hooks, run_output_hooks
 from . import versions as _versions
-from .versions import check_saved
 
 
 def backward(roots, root_grads, retain_graph=False):
@@ -68,7 +67,7 @@ def backward(roots, root_grads, retain_graph=False):
         if tape is not None:
             started = _trace.clock()
         if _versions.last_change > node._created:  # something changed in place since node was made
-            check_saved(node)  # raise if it was an array node saved, rather than give a wrong gradient
+            _versions.check_saved(node)  # raise if it was an array node saved, rather than give a wrong gradient
         fn = node.fn
         in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
         if in_grads.__class__ is not tuple:
@@ -84,8 +83,8 @@ def backward(roots, root_grads, retain_graph=False):
             if not node.needs_input_grad[position]:
                 continue
             parent = tensor._ctx
-            if parent is not None and parent._created > node._created:
-                tensor = as_used_by(tensor, node)  # changed in place since node used it
+            if parent is not None and parent._created >= node._created:
+                tensor = as_used_by(tensor, node)  # changed in place since node used it (x.add_(x): by node)
                 parent = tensor._ctx
             if grad is None:
                 if parent is not None:
@@ -142,7 +141,8 @@ def _add_to_grad(tensor, grad):
 def as_used_by(tensor, node):
     """`tensor` as it was when `node` used it: an in-place change made later in grad mode
     (inplace.py) gave it a newer history, and keeps the one before in `_earlier`."""
-    while tensor._ctx is not None and tensor._ctx._created > node._created:
+    # >=: a node's own output is never its input, so a tensor it made stood for an earlier value
+    while tensor._ctx is not None and tensor._ctx._created >= node._created:
         tensor = tensor._earlier
     return tensor
 

@@ -72,7 +72,6 @@ def _freed_message(ctx):
     )
 
 
-_next_creation_number = tick  # one clock with in-place changes (versions.py)
 class Function:
     """Base class of every differentiable op: subclass it and write two static methods.
 
@@ -122,7 +121,7 @@ class Function:
         result = cls.forward(ctx, *arrays)
         if record:
             ctx.fn = cls
-            ctx._created = _next_creation_number()
+            ctx._created = tick()  # one clock with in-place changes (versions.py)
             ctx.args = args  # the call's own tuple: no new object to make
         if isinstance(result, (tuple, list)):
             return _multiple_outputs(ctx, result, record)

@@ -31,10 +31,11 @@ class InPlaceOps:
         """How many in-place changes this tensor's memory has seen (shared with its views)."""
         return versions.version(self)
 
-    def _change_in_place(self, op, out_of_place):
-        """Make self equal out_of_place(self), writing into self's array (module docstring)."""
-        if not is_grad_enabled():
-            result = out_of_place(self)
+    def _change_in_place(self, op, out_of_place, *others):
+        """Make self equal out_of_place(self), writing into self's array (module docstring);
+        `others` are the operands besides self (a gradient may need to reach them)."""
+        if not is_grad_enabled() or not (self.requires_grad or any(getattr(o, "requires_grad", False) for o in others)):
+            result = out_of_place(self)  # nothing to record: computed from self's own values
         else:
             if self.requires_grad and self._ctx is None:
                 raise RuntimeError(
@@ -67,19 +68,19 @@ class InPlaceOps:
     # --- arithmetic ---------------------------------------------------------------------------
     def add_(self, other, *, alpha=1):
         """self += alpha * other, in place (PyTorch's add_)."""
-        return self._change_in_place("add_", lambda x: x + _scaled(other, alpha))
+        return self._change_in_place("add_", lambda x: x + _scaled(other, alpha), other)
 
     def sub_(self, other, *, alpha=1):
         """self -= alpha * other, in place (PyTorch's sub_)."""
-        return self._change_in_place("sub_", lambda x: x - _scaled(other, alpha))
+        return self._change_in_place("sub_", lambda x: x - _scaled(other, alpha), other)
 
     def mul_(self, other):
         """self *= other, in place."""
-        return self._change_in_place("mul_", lambda x: x * other)
+        return self._change_in_place("mul_", lambda x: x * other, other)
 
     def div_(self, other):
         """self /= other, in place."""
-        return self._change_in_place("div_", lambda x: x / other)
+        return self._change_in_place("div_", lambda x: x / other, other)
 
     def __iadd__(self, other):
         return self.add_(other)
@@ -95,15 +96,15 @@ class InPlaceOps:
 
     def clamp_(self, min=None, max=None):  # noqa: A002  (PyTorch's argument names)
         """self = self clamped to [min, max], in place (PyTorch's clamp_)."""
-        return self._change_in_place("clamp_", lambda x: x.clamp(min, max))
+        return self._change_in_place("clamp_", lambda x: x.clamp(min, max), min, max)
 
     # --- new values: the old ones get no gradient ------------------------------------------------
     def fill_(self, value):
         """Every element set to `value` (a number, or a 0-d tensor whose gradient is the sum of g)."""
-        return self._change_in_place("fill_", lambda x: _replaced(x, value))
+        return self._change_in_place("fill_", lambda x: _replaced(x, value), value)
 
     def zero_(self):
-        """Every element set to 0 (how PyTorch code clears a .grad it holds as a tensor)."""
+        """Every element set to 0."""
         return self.fill_(0)
 
     def copy_(self, src):
@@ -113,7 +114,7 @@ class InPlaceOps:
             src = _tensor.wrap(np.asarray(src))
         if src.dtype != self.dtype:
             src = src.to(self.dtype)
-        return self._change_in_place("copy_", lambda x: _replaced(x, src))
+        return self._change_in_place("copy_", lambda x: _replaced(x, src), src)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         """Fill with draws from N(mean, std^2), from tinyattn's generator (ta.manual_seed) or `generator`."""
@@ -162,7 +163,8 @@ def _with_history_of(tensor):
     """A new tensor holding a copy of `tensor`'s values and its place in the graph."""
     earlier = _tensor.wrap(tensor.data.copy())
     earlier.requires_grad, earlier._ctx, earlier._out_index = tensor.requires_grad, tensor._ctx, tensor._out_index
-    earlier._earlier = tensor._earlier
+    # The chain of earlier values is kept only while a graph that may reach them is alive.
+    earlier._earlier = tensor._earlier if tensor._ctx is not None and not tensor._ctx.freed else None
     return earlier
 
 

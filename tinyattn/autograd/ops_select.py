@@ -12,6 +12,7 @@ from .axes import axes, one_axis as _one_axis
 from .broadcast import unbroadcast
 from .errors import ShapeError
 from .function import Function
+from .versions import share_with_view
 
 
 def _gather_index(index, dim):
@@ -154,7 +155,7 @@ def expand(x, *sizes):
                              "can grow (use repeat to copy a longer one)")
     if any(size < 0 for size in shape):
         raise ShapeError(f"expand: {tuple(sizes)}: -1 (keep the size) is not allowed for a new leading dim")
-    return Expand.apply(x, shape)
+    return share_with_view(Expand.apply(x, shape), x)  # a view: one version counter
 
 
 def _raw(value):

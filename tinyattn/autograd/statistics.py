@@ -31,12 +31,15 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The square root of var (same arguments). Where var is 0 the gradient is 0, as PyTorch's
     (sqrt's own rule, g / (2 sqrt(v)), would give 0 / 0 there)."""
-    v = var(x, dim, unbiased, keepdim, correction=correction)
-    positive = (v > 0).data
-    if positive.all():
-        return v.sqrt()
-    safe = _where(positive, v, 1.0)  # sqrt sees no 0, and where sends no gradient to the 1s
-    return _where(positive, safe.sqrt(), 0.0)
+    return _sqrt_with_zero_slope_at_zero(var(x, dim, unbiased, keepdim, correction=correction))
+
+
+def _sqrt_with_zero_slope_at_zero(v):
+    """sqrt(v) for v >= 0, with gradient 0 where v is 0, as PyTorch's std and norm take it (sqrt's
+    own rule, g / (2 sqrt(v)), is 0 / 0 there): sqrt sees 1 in those places, and where sends no
+    gradient back through them."""
+    zero = v.data == 0
+    return _where(zero, 0.0, _where(zero, 1.0, v).sqrt()) if zero.any() else v.sqrt()
 
 
 def logsumexp(x, dim, keepdim=False):
@@ -58,9 +61,7 @@ def norm(x, p="fro", dim=None, keepdim=False):
     require_float("norm", x=x.data)
     dims = axes(dim, x.ndim, "norm")
     if p in ("fro", 2):
-        squares = (x * x).sum(axis=dims, keepdims=keepdim)
-        zero = squares.data == 0  # sqrt's slope is infinite at 0: take 0 there instead (torch's rule)
-        return _where(zero, 0.0, _where(zero, 1.0, squares).sqrt())
+        return _sqrt_with_zero_slope_at_zero((x * x).sum(axis=dims, keepdims=keepdim))
     if p == math.inf:
         return abs(x).max(axis=dims, keepdims=keepdim)
     if p == -math.inf:

@@ -16,7 +16,7 @@ class TensorMethods:
 
     def __getattr__(self, name):
         # Only called when normal lookup fails, so it costs nothing on the names that exist.
-        if name.startswith("__") or name in _SLOTS:  # protocols probed by copy/pickle/numpy, unset slots
+        if name.startswith("__") or name in type(self).__slots__:  # protocols probed by copy/pickle/numpy, unset slots
             raise AttributeError(f"'Tensor' object has no attribute {name!r}")
         raise missing("Tensor", name, dir(type(self)))
 
@@ -161,7 +161,5 @@ class TensorMethods:
             return self
         return self.reshape(-1).reshape(self.shape)  # flattening a strided array copies it into order
 
-
-_SLOTS = ("data", "grad", "requires_grad", "_ctx", "_out_index", "_hooks")
 
 from . import tensor as _tensor  # noqa: E402  (tensor.py imports this module before it defines Tensor)

@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from ..autograd.compare import maximum
 from ..autograd.errors import ShapeError, require_float
 from ..autograd import ops_nn
 from ..autograd.ops_select import pad  # noqa: F401
@@ -11,7 +10,7 @@ from ..autograd.spellings import module_getattr
 from ..autograd.tensor import Tensor, wrap
 from .gelu import gelu  # noqa: F401
 from .masks import dropout_mask
-from .losses import binary_cross_entropy, binary_cross_entropy_with_logits  # noqa: F401
+from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, stable_softplus  # noqa: F401
 from .sdpa import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
 
 __all__ = ["cross_entropy", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "softmax",
@@ -82,13 +81,10 @@ def leaky_relu(x, negative_slope=0.01):
 
 
 def softplus(x, beta=1.0, threshold=20.0):
-    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's softplus).
-
-    Written max(z, 0) + log(1 + exp(-|z|)) for z = beta x, so exp never overflows; ta.maximum
-    splits its gradient at z = 0, giving the true slope 1/2 there."""
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's softplus),
+    the log written without overflow (losses.stable_softplus)."""
     z = x * beta
-    smooth = (maximum(z, 0.0) + ((-abs(z)).exp() + 1.0).log()) / beta
-    return where((z > threshold).data, x, smooth)
+    return where((z > threshold).data, x, stable_softplus(z) / beta)
 
 
 def elu(x, alpha=1.0):

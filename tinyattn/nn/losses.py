@@ -47,10 +47,16 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     """binary_cross_entropy(sigmoid(input), target) without its overflow: PyTorch's formula
     (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), with softplus(-x) = max(-x, 0) + log(1 + exp(-|x|))."""
     _check("binary_cross_entropy_with_logits", input, target, reduction)
-    softplus_neg = maximum(-input, 0.0) + ((-abs(input)).exp() + 1.0).log()
+    softplus_neg = stable_softplus(-input)
     scale = 1.0 if pos_weight is None else (pos_weight - 1) * target + 1
     loss = (1 - target) * input + scale * softplus_neg
     return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def stable_softplus(z):
+    """log(1 + exp(z)) = max(z, 0) + log(1 + exp(-|z|)): exp never overflows, and ta.maximum
+    splits its gradient at z = 0, giving the true slope 1/2 there."""
+    return maximum(z, 0.0) + ((-abs(z)).exp() + 1.0).log()
 
 
 def _check(op, input, target, reduction):
