@@ -11,9 +11,11 @@ def integers_first(index):
     numpy. Split this way, numpy gives PyTorch's answer."""
     if not isinstance(index, tuple):
         return None
-    is_array = [isinstance(p, (list, tuple)) or isinstance(p, np.ndarray) and p.ndim > 0 for p in index]
-    if not any(is_array):
-        return None  # integers and slices only: numpy's order is PyTorch's
+    for part in index:
+        if isinstance(part, (list, tuple)) or isinstance(part, np.ndarray) and part.ndim > 0:
+            break
+    else:
+        return None  # no array: integers and slices pick in the same order in numpy and PyTorch
     is_int = [isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_))
               or isinstance(p, np.ndarray) and p.ndim == 0 and p.dtype.kind in "iu"  # ta.tensor(2) as an index
               for p in index]

@@ -57,8 +57,9 @@ def bump(tensor):
 def share_with_view(view, base):
     """Give `view` the counter of `base` when its array reads base's memory (a view, or the
     very same array, as detach() hands on)."""
+    owner = view.data.base  # numpy points a view's base at the array that owns the memory
     if view is not base and (view.data is base.data or
-                             (view.data.base is not None and np.may_share_memory(view.data, base.data))):
+                             owner is not None and (owner is base.data or owner is base.data.base)):
         shared = view._versions = counter(base)
         shared.shared = True
     return view
