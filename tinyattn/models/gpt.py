@@ -23,7 +23,9 @@ from ..autograd.tensor import Tensor
 from ..nn import functional as F
 from ..nn import init
 from ..nn.layers import GELU, Dropout
-from ..nn.linear import Embedding, LayerNorm, Linear
+from ..nn.embedding import Embedding
+from ..nn.layer_norm import LayerNorm
+from ..nn.linear import Linear
 from ..nn.module import Module, ModuleList
 from ..nn.positions import rotary
 from .gpt_generate import generate

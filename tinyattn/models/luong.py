@@ -24,7 +24,8 @@ from ..autograd.ops_nn import cross_entropy
 from ..autograd.ops_shape import cat, stack
 from ..autograd.creation import zeros
 from ..nn.attention import Attention
-from ..nn.linear import Embedding, Linear
+from ..nn.embedding import Embedding
+from ..nn.linear import Linear
 from ..nn.masks import padding_mask
 from ..nn.module import Module
 from ..nn.recurrent import GRUCell

@@ -18,7 +18,8 @@ from ..autograd.ops_nn import cross_entropy
 from ..nn.attention import Attention
 from ..nn.fused.attentive_decoder import AttentiveGRUDecoder
 from ..nn.fused.switch import is_fused
-from ..nn.linear import Embedding, Linear
+from ..nn.embedding import Embedding
+from ..nn.linear import Linear
 from ..nn.masks import attention_mask, padding_mask, real_positions
 from ..nn.module import Module
 from ..nn.recurrent import GRU, GRUCell

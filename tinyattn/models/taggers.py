@@ -10,7 +10,8 @@ sentence permutes the outputs and nothing else, so two copies of one word always
 """
 from ..nn.attention import PositionalEncoding
 from ..nn.layers import ReLU
-from ..nn.linear import Embedding, Linear
+from ..nn.embedding import Embedding
+from ..nn.linear import Linear
 from ..nn.masks import real_positions
 from ..nn.module import Module, Sequential
 from ..nn.multihead import MultiheadAttention

@@ -25,7 +25,8 @@ from ..autograd.errors import ShapeError
 from ..autograd.ops_nn import cross_entropy
 from ..autograd.tensor import wrap
 from ..nn.attention import PositionalEncoding
-from ..nn.linear import Embedding, Linear
+from ..nn.embedding import Embedding
+from ..nn.linear import Linear
 from ..nn.masks import causal_mask, real_positions
 from ..nn.multihead import keep_attention_weights
 from ..nn.transformer_model import Transformer

@@ -3,7 +3,9 @@
 from . import functional, init, utils
 from .layers import GELU, Dropout, ReLU, Sigmoid, Tanh
 from .lstmn import LSTMN
-from .linear import Embedding, EmbeddingFunction, LayerNorm, LayerNormFunction, Linear, LinearFunction
+from .embedding import Embedding, EmbeddingFunction
+from .layer_norm import LayerNorm, LayerNormFunction
+from .linear import Linear, LinearFunction
 from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAttention

@@ -22,7 +22,8 @@ from ..autograd.tensor import Tensor, wrap
 from .additive_attention import additive_attention_composed
 from .fused.additive_attention_node import AdditiveAttention
 from .fused.switch import is_fused
-from .linear import Embedding, Linear
+from .embedding import Embedding
+from .linear import Linear
 from .module import Module, Parameter
 from .masks import attention_mask
 from .sdpa import attention_scale, scaled_dot_product_attention

@@ -18,7 +18,8 @@ import copy
 
 from . import functional as F
 from .layers import Dropout
-from .linear import LayerNorm, Linear
+from .layer_norm import LayerNorm
+from .linear import Linear
 from .module import Module, ModuleList
 from .multihead import MultiheadAttention
 from .sizes import check_sizes

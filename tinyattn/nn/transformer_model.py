@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autograd.tensor import tensor
 from . import init
-from .linear import LayerNorm
+from .layer_norm import LayerNorm
 from .module import Module
 from .transformer import TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
 

@@ -1,4 +1,4 @@
-"""LayerNorm on arrays, in plain numpy (the version to read; nn/linear.py's LayerNormFunction derives it).
+"""LayerNorm on arrays, in plain numpy (the version to read; nn/layer_norm.py's LayerNormFunction derives it).
 
 Over `axes` (the trailing axes, as nn.LayerNorm passes them), with h = g * weight:
 
