@@ -1,8 +1,8 @@
 """The array functions the engine's op rules call, in plain numpy: the version to read.
 
-Each takes and returns numpy arrays (no Tensor here). The op rules reach them through one door,
-tinyattn/ops/arrays.py, which may run a compiled twin of the same function instead (README,
-"Reading tour 2"); tests/test_ops_softmax.py and test_ops_fused.py check that the two agree.
+Each takes and returns numpy arrays (no Tensor here). The op rules call them by name from
+tinyattn/ops/arrays.py, where the fast path may swap in a compiled twin (README, "Reading tour
+2"); tests/test_kernel_table.py and test_ops_softmax.py check that the two agree.
 
 Softmax along the last axis, for one row x (every other axis is just "more rows"):
 

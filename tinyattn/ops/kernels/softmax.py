@@ -22,7 +22,7 @@ over the kept entries only. Conventions for degenerate rows, shared by both vers
     (log_softmax, i.e. log of those zeros); unmasked -inf entries elsewhere just get 0.
 
 This file is the compiled version: the same arithmetic as an explicit loop per row. The numpy
-version to read is tinyattn/ops/reference.py; tinyattn/ops/arrays.py picks between them.
+version to read is tinyattn/ops/reference.py; tinyattn/ops/fast_path.py picks between them.
 """
 import concurrent.futures
 import math
