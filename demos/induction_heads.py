@@ -338,7 +338,8 @@ def main(argv=None):
     draw_heads(model, test.batch(1, L), watch.layers, final,
                {previous: ": the previous-token head", induction: ": the induction head"}, pictures[-1])
     knocked = knockouts(model, watch.tokens, L, int(previous[2:]))
-    print(f"\nrepeated half's loss {watch.repeated[-1]:.3f}; with the previous-token head {previous} taken out of what "
+    print(f"\nrepeated half's loss {watch.repeated[-1]:.3f}; with the previous-token head (layer 0 head "
+          f"{previous[2:]}) taken out of what "
           "layer 1 reads as")
     print("  " + ",  ".join(f"{where}: {loss:.3f}" for where, loss in knocked.items()))
     most = max(("keys", "queries", "values"), key=knocked.get)
