@@ -79,8 +79,8 @@ def backward(roots, root_grads, retain_graph=False):
             )
         if tape is not None:
             tape.record(node, out_grads, in_grads, _trace.clock() - started)
-        for position, (tensor, grad) in enumerate(zip(node.args, in_grads)):
-            if not node.needs_input_grad[position]:
+        for position, (tensor, grad, needed) in enumerate(zip(node.args, in_grads, node.needs_input_grad)):
+            if not needed:
                 continue
             parent = tensor._ctx
             if parent is not None and parent._created >= node._created:
