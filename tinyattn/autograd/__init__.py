@@ -1,5 +1,6 @@
 """The engine: Tensor, Function, the backward walk, no_grad, gradcheck, hooks and trace."""
 from .tensor import Tensor, tensor  # first: the op modules need Tensor defined
+from .spellings import explain_missing_names
 from .tensor_conveniences import matmul
 from .creation import (arange, eye, full, full_like, get_rng_state, manual_seed, multinomial, ones, ones_like, rand,
                        randint, randn, set_rng_state, zeros, zeros_like)
@@ -17,3 +18,5 @@ from .ops_einsum import einsum
 from .ops_select import cumsum, gather, topk
 from .shaping import chunk, flatten, flip, split, squeeze, tril, triu, unflatten
 from .statistics import logsumexp, std, var
+
+explain_missing_names(Tensor)  # x.amax says what to write instead (spellings.py)

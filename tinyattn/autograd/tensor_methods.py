@@ -1,24 +1,15 @@
 """PyTorch's method spellings that tutorials reach for: x.add/sub/mul/div/neg/pow, max/min with
 PyTorch's meaning, clamp, var/std, logsumexp, norm, cumsum, gather, topk, the shape methods
-(split, chunk, squeeze, flatten, unflatten, expand, repeat, flip, tril, triu), contiguous, and an
-AttributeError that names the nearest spelling for one tinyattn lacks. Tensor inherits them;
+(split, chunk, squeeze, flatten, unflatten, expand, repeat, flip, tril, triu) and contiguous
+(spellings.py says what to write for a PyTorch name tinyattn lacks). Tensor inherits them;
 each calls the function that composes it (compare.py, statistics.py, shaping.py, ops_select.py).
 """
 import numbers
 
 import numpy as np
 
-from .spellings import missing
-
-
 class TensorMethods:
     __slots__ = ()  # a base of Tensor, whose instances keep their fixed slots
-
-    def __getattr__(self, name):
-        # Only called when normal lookup fails, so it costs nothing on the names that exist.
-        if name.startswith("__") or name in type(self).__slots__:  # protocols probed by copy/pickle/numpy, unset slots
-            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
-        raise missing("Tensor", name, dir(type(self)))
 
     # --- arithmetic as methods (PyTorch's spellings of the operators) --------------------------
     def add(self, other, *, alpha=1):
