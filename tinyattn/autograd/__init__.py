@@ -15,5 +15,6 @@ from .tracing import NodeRecord, trace
 from .compare import clamp, maximum, minimum
 from .ops_einsum import einsum
 from .ops_select import cumsum, gather, topk
-from .shaping import chunk, flatten, flip, split, squeeze, tril, triu, unflatten
+from .shaping import chunk, flatten, flip, split, squeeze, unflatten
+from .triangles import tril, triu
 from .statistics import logsumexp, std, var
