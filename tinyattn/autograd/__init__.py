@@ -1,8 +1,9 @@
 """The engine: Tensor, Function, the backward walk, no_grad, gradcheck, hooks and trace."""
 from .tensor import Tensor, tensor  # first: the op modules need Tensor defined
 from .tensor_conveniences import matmul
-from .creation import (arange, eye, full, full_like, get_rng_state, manual_seed, multinomial, ones, ones_like, rand,
-                       randint, randn, set_rng_state, zeros, zeros_like)
+from .creation import arange, eye, full, full_like, ones, ones_like, zeros, zeros_like
+from .rng import get_rng_state, manual_seed, set_rng_state
+from .sampling import multinomial, rand, randint, randn
 from .engine import backward
 from .errors import ShapeError
 from .function import Context, Function

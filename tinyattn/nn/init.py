@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..autograd.creation import generator
+from ..autograd.rng import generator
 
 
 def _fill(tensor, values):

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from ..autograd.broadcast import broadcasts_to
-from ..autograd.creation import generator
+from ..autograd.rng import generator
 from ..autograd.errors import ShapeError
 from ..autograd.tensor import Tensor
 
