@@ -68,6 +68,6 @@ def test_the_traced_reading_path_runs_no_speed_code_and_the_readme_states_its_si
         f"the README says {stated.group(0)}; the trace finds {lines:,} lines in {len(ran)} files")
     # The limit the project aims at is 3,000 (issue "speed reclaimed and the reading path made
     # true"); today's size is the ratchet: the reading path may shrink, not grow. (4,161 before the
-    # one-idea-per-file splits of Module, the element-wise ops, creation, masks, F, the optimiser
+    # one-idea-per-file splits of Module, the element-wise ops, creation, masks, F, init, the optimiser
     # and the trace's switch; what is left above 3,000 is mostly the engine's hot path and recurrent.py.)
-    assert lines <= 3452, f"the reading path grew to {lines:,} lines"
+    assert lines <= 3418, f"the reading path grew to {lines:,} lines"
