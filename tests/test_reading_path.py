@@ -24,7 +24,7 @@ def _starred_files():
 
 def test_the_reading_path_is_as_long_as_the_readme_says_and_at_most_1600_lines():
     files = _starred_files()
-    assert len(files) == 9 and all(f.exists() for f in files), files
+    assert len(files) == 10 and all(f.exists() for f in files), files
     lines = sum(len(f.read_text().splitlines()) for f in files)
     stated = int(re.search(r"are ([\d,]+) lines", README).group(1).replace(",", ""))
     assert lines == stated, f"the README says {stated} lines; the files hold {lines}"
@@ -67,5 +67,7 @@ def test_the_traced_reading_path_runs_no_speed_code_and_the_readme_states_its_si
     assert (int(stated.group(1).replace(",", "")), int(stated.group(2))) == (lines, len(ran)), (
         f"the README says {stated.group(0)}; the trace finds {lines:,} lines in {len(ran)} files")
     # The limit the project aims at is 3,000 (issue "speed reclaimed and the reading path made
-    # true"); today's size is the ratchet: the reading path may shrink, not grow.
-    assert lines <= 4200, f"the reading path grew to {lines:,} lines"
+    # true"); today's size is the ratchet: the reading path may shrink, not grow. (4,161 before the
+    # one-idea-per-file splits of Module, the element-wise ops, creation, masks, F, init, the optimiser
+    # and the trace's switch; what is left above 3,000 is mostly the engine's hot path and recurrent.py.)
+    assert lines <= 3418, f"the reading path grew to {lines:,} lines"

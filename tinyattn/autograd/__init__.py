@@ -2,8 +2,9 @@
 from .tensor import Tensor, tensor  # first: the op modules need Tensor defined
 from .spellings import explain_missing_names
 from .tensor_conveniences import matmul
-from .creation import (arange, eye, full, full_like, get_rng_state, manual_seed, multinomial, ones, ones_like, rand,
-                       randint, randn, set_rng_state, zeros, zeros_like)
+from .creation import arange, eye, full, full_like, ones, ones_like, zeros, zeros_like
+from .rng import get_rng_state, manual_seed, set_rng_state
+from .sampling import multinomial, rand, randint, randn
 from .engine import backward
 from .errors import ShapeError
 from .function import Context, Function
@@ -16,7 +17,8 @@ from .tracing import NodeRecord, trace
 from .compare import clamp, maximum, minimum
 from .ops_einsum import einsum
 from .ops_select import cumsum, gather, topk
-from .shaping import chunk, flatten, flip, split, squeeze, tril, triu, unflatten
+from .shaping import chunk, flatten, flip, split, squeeze, unflatten
+from .triangles import tril, triu
 from .statistics import logsumexp, std, var
 
 explain_missing_names(Tensor)  # x.amax says what to write instead (spellings.py)

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import hooks as _hooks, versions
 from .grad_mode import is_grad_enabled
+from .rng import generator as _tinyattn_generator
 
 
 class InPlaceOps:
@@ -152,11 +153,6 @@ def _replaced(x, value):
     if isinstance(value, _tensor.Tensor):
         return _tensor._shape.Where.apply(everywhere, value, x)
     return x.masked_fill(everywhere, value)
-
-
-def _tinyattn_generator():
-    from .creation import generator  # creation.py imports tensor.py, which imports this module
-    return generator()
 
 
 def _with_history_of(tensor):

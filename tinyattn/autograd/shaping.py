@@ -1,6 +1,6 @@
 """PyTorch's shape spellings, composed from reshape, getitem, expand and masked_fill (so their
 gradients are those ops', already checked): split, chunk, squeeze, flatten, unflatten, repeat,
-flip, tril and triu.
+flip; tril and triu (in triangles.py).
 """
 import math
 
@@ -8,6 +8,7 @@ import numpy as np
 
 from .axes import axes, one_axis
 from .errors import ShapeError
+from .triangles import tril, triu  # noqa: F401  (Tensor.tril and .triu reach them here)
 
 
 def split(x, split_size_or_sections, dim=0):
@@ -86,24 +87,6 @@ def flip(x, dims):
     dims = axes(dims, x.ndim, "flip")
     # A copy, as PyTorch's flip (a reversed view would change x when changed in place)
     return x.clone()[tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(x.ndim))]
-
-
-def tril(x, diagonal=0):
-    """x with the entries above the `diagonal`-th diagonal of its last two dims set to 0 (PyTorch's tril)."""
-    return _triangle(x, diagonal, "tril")
-
-
-def triu(x, diagonal=0):
-    """x with the entries below the `diagonal`-th diagonal of its last two dims set to 0 (PyTorch's triu)."""
-    return _triangle(x, diagonal, "triu")
-
-
-def _triangle(x, diagonal, op):
-    if x.ndim < 2:
-        raise ShapeError(f"{op}: needs a matrix (or a batch of them), got shape {x.shape}")
-    rows, cols = x.shape[-2:]
-    keep = np.tri(rows, cols, diagonal, dtype=bool) if op == "tril" else ~np.tri(rows, cols, diagonal - 1, dtype=bool)
-    return x.masked_fill(~keep, 0)
 
 
 from .ops_select import expand as _expand  # noqa: E402

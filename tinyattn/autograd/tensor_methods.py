@@ -2,7 +2,7 @@
 PyTorch's meaning, clamp, var/std, logsumexp, norm, cumsum, gather, topk, the shape methods
 (split, chunk, squeeze, flatten, unflatten, expand, repeat, flip, tril, triu) and contiguous
 (spellings.py says what to write for a PyTorch name tinyattn lacks). Tensor inherits them;
-each calls the function that composes it (compare.py, statistics.py, shaping.py, ops_select.py).
+each calls the function that composes it (compare.py, statistics.py, shaping.py, triangles.py, ops_select.py).
 """
 import numbers
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_recording = None  # the trace being filled; engine.backward reads it once per call
+from . import recording as _switch
+from .recording import recording  # noqa: F401  (engine.backward asks it once per call)
 
 clock = time.perf_counter
 
@@ -34,11 +35,6 @@ class NodeRecord:
     node_id: int              # id() of the graph node: tells two calls of one Function apart
 
 
-def recording():
-    """The trace being recorded into, or None (the usual case)."""
-    return _recording
-
-
 class trace:
     """`with ta.autograd.trace() as tape:` records every backward run inside the block."""
 
@@ -47,13 +43,11 @@ class trace:
         self._outer = None
 
     def __enter__(self):
-        global _recording
-        self._outer, _recording = _recording, self
+        self._outer = _switch.start(self)
         return self
 
     def __exit__(self, *exc):
-        global _recording
-        _recording = self._outer
+        _switch.stop(self._outer)
         return False
 
     def record(self, node, out_grads, in_grads, seconds):

@@ -80,7 +80,7 @@ B, T, E, H = 2, 3, 4, 2   # small, so that finite differences of every element s
 PATH = [
     Exercise("broadcast", "elementwise ops with broadcasting: y = x * w + b",
              {"x": (3, 4), "w": (4,), "b": (3, 1)}, lambda x, w, b: x * w + b,
-             "tinyattn/autograd/broadcast.py (unbroadcast) and Mul, Add in tinyattn/autograd/ops_elementwise.py"),
+             "tinyattn/autograd/broadcast.py (unbroadcast) and Mul, Add in tinyattn/autograd/ops_arithmetic.py"),
     Exercise("matmul", "a batch of matrix products with a shared weight",
              {"x": (B, T, 4), "w": (4, 5)}, lambda x, w: x @ w, "class MatMul in tinyattn/autograd/ops_nn.py"),
     Exercise("softmax", "softmax along the last axis", {"x": (3, 5)}, lambda x: x.softmax(-1),

@@ -26,7 +26,8 @@ from ..nn.layers import GELU, Dropout
 from ..nn.embedding import Embedding
 from ..nn.layer_norm import LayerNorm
 from ..nn.linear import Linear
-from ..nn.module import Module, ModuleList
+from ..nn.containers import ModuleList
+from ..nn.module import Module
 from ..nn.positions import rotary
 from .gpt_generate import generate
 

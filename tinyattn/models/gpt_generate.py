@@ -13,7 +13,7 @@ giving the same tokens in every case, learned positions or rope.
 """
 import numpy as np
 
-from ..autograd.creation import generator
+from ..autograd.rng import generator
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, wrap
 

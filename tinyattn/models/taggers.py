@@ -13,7 +13,8 @@ from ..nn.layers import ReLU
 from ..nn.embedding import Embedding
 from ..nn.linear import Linear
 from ..nn.masks import real_positions
-from ..nn.module import Module, Sequential
+from ..nn.containers import Sequential
+from ..nn.module import Module
 from ..nn.multihead import MultiheadAttention
 
 

@@ -6,7 +6,8 @@ from .lstmn import LSTMN
 from .embedding import Embedding, EmbeddingFunction
 from .layer_norm import LayerNorm, LayerNormFunction
 from .linear import Linear, LinearFunction
-from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
+from .containers import ModuleDict, ModuleList, Sequential
+from .module import Module, Parameter
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAttention
 from .masks import causal_mask, lengths_mask, padding_mask

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from ..autograd.creation import generator
+from ..autograd.rng import generator
 from ..autograd.errors import ShapeError
 from ..autograd.function import Function
 from ..ops import arrays

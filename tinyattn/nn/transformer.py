@@ -20,7 +20,8 @@ from . import functional as F
 from .layers import Dropout
 from .layer_norm import LayerNorm
 from .linear import Linear
-from .module import Module, ModuleList
+from .containers import ModuleList
+from .module import Module
 from .multihead import MultiheadAttention
 from .sizes import check_sizes
 
