@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..nn import functional as F
+from ..nn.additive_attention import additive_scores
 from ..nn.embedding import EmbeddingFunction
 from ..nn.layer_norm import LayerNormFunction
 from ..nn.fused.recurrent_steps import GRUStep, LSTMStep, RNNStep
@@ -53,8 +54,8 @@ def _multi_head(q, k, v, w_o, b_o, num_heads):
 
 
 def _additive_score(q, k, W, U, v):
-    # Attention.scores with score="additive", the weights given as tensors instead of Linear layers.
-    return ((q @ W.T).unsqueeze(2) + (k @ U.T).unsqueeze(1)).tanh() @ v
+    # nn.Attention's additive score, its weights given as tensors instead of Linear layers.
+    return additive_scores(q, W, k @ U.T, v.reshape(1, -1))
 
 
 ENCODER_PARAMETERS = ["self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
@@ -103,7 +104,7 @@ PATH = [
              constants={"num_heads": H}, scale=1 / np.sqrt(E // H)),
     Exercise("additive_score", "Bahdanau's additive score v . tanh(W q + U k)",
              {"q": (B, T, 4), "k": (B, 5, 3), "W": (6, 4), "U": (6, 3), "v": (6,)}, _additive_score,
-             "Attention.scores in tinyattn/nn/attention.py (score=\"additive\"), differentiated by its ops"),
+             "additive_scores in tinyattn/nn/additive_attention.py, differentiated by its ops"),
     Exercise("embedding", "token embeddings times sqrt(d), plus learned positions",
              {"table": (6, E), "positions": (5, E)},
              lambda table, positions, tokens: (EmbeddingFunction.apply(table, tokens, None) * np.sqrt(E)
