@@ -5,9 +5,9 @@ A kind of cell is its step rule, the equations of one step written with autograd
 its own file: rnn.py, gru.py, lstm.py. The cell runs its rule once; the layer runs it step by
 step, freezing the state of sequences that have ended. That composed graph is what runs under
 `ta.fused(False)`. By default the same numbers (to 1e-10 in float64) come from fused nodes, which
-benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md): one node per
-step (fused/recurrent_steps.py), and for nn.GRU and nn.LSTM one node per direction of a whole
-sequence (fused/gru_sequence.py, fused/lstm_sequence.py). Parameter names and init follow
+benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md): for GRU and
+LSTM cells one node per step (fused/recurrent_steps.py), and for nn.GRU and nn.LSTM one node per
+direction of a whole sequence (fused/gru_sequence.py, fused/lstm_sequence.py). Parameter names and init follow
 PyTorch, so a PyTorch state_dict loads as it is.
 """
 import math
@@ -41,13 +41,13 @@ class StepRule:
     layer each hold theirs (the layer under PyTorch's names, per direction) and pass them in.
 
     A rule names `gates` (blocks of hidden_size rows in W_ih and W_hh) and writes `equations`
-    (autograd ops, to read) and `node` (the one fused graph node that equals them); a rule whose
+    (autograd ops, to read) and, where it pays, `node` (the one fused graph node that equals them); a rule whose
     layer runs a whole direction as one node also writes `sequence` (see RecurrentLayer._one_layer).
     """
 
     gates = None
     state_is_pair = False  # the LSTM's state is (h, c)
-    sequence = None
+    node = sequence = None  # a rule without a fused node runs its equations on both paths
 
     def __init__(self, hidden_size):
         self.hidden_size = hidden_size
@@ -55,7 +55,7 @@ class StepRule:
     def step(self, gi, state, weight_hh, bias_hh, keep=None):
         """The next state from gi = x W_ih^T + b_ih; where keep (bool (B, 1)) is False the old state
         stays. One fused node, or under `ta.fused(False)` the equations and a `where`."""
-        if is_fused():
+        if is_fused() and self.node is not None:
             return self.node(gi, state, weight_hh, bias_hh, keep)
         new = self.equations(gi, state, weight_hh, bias_hh)
         if keep is None:

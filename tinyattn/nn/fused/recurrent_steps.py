@@ -1,8 +1,9 @@
 """Fused recurrent steps: one graph node per time step, forward and backward written by hand.
 
-Each equals the `equations` of its step rule (nn/rnn.py RNNRule, nn/gru.py GRURule, nn/lstm.py
-LSTMRule: the same step as autograd ops, the reference), which nn.RNNCell/GRUCell/LSTMCell and
-the layers run instead under `ta.fused(False)`.
+Each equals the `equations` of its step rule (nn/gru.py GRURule, nn/lstm.py LSTMRule: the same
+step as autograd ops, the reference), which nn.GRUCell/LSTMCell run instead under
+`ta.fused(False)`. (The Elman RNN has no node: one measured 1.10x its composed step and
+1.12-1.19x its layer, benchmarks/bench_recurrent.py, too little to keep a second form.)
 
 Each step takes the input projection gi = x W_ih^T + b_ih already computed (a sequence layer
 computes it for all time steps in one product) and the previous state, and returns the next
@@ -16,11 +17,8 @@ derivatives are written, once); the sequence nodes (gru_sequence.py, lstm_sequen
 these same functions at each step. Matrix products and gates go through tinyattn.ops.arrays, so
 the fast path reaches them.
 """
-import numpy as np
-
 from ...autograd.function import Function
 from ...ops import arrays
-from ...ops.reference_blocks import freeze
 
 
 def hidden_projection(h, w_hh, b_hh):
@@ -64,31 +62,6 @@ def lstm_step_backward(grad_h, grad_c, h, c, w_hh, saved, has_bias, keep):
     if dh_frozen is not None:
         dh = dh + dh_frozen
     return d_gates, dh, dc_prev, dw, db
-
-
-class RNNStep(Function):
-    """h' = act(gi + h W_hh^T + b_hh);  with a = pre-activation, da = g * act'(a):
-    dL/dgi = da,  dL/dh = da W_hh,  dL/dW_hh = da^T h,  dL/db_hh = sum of da.
-    Equals RNNRule.equations (nn/rnn.py), then where(keep, h', h)."""
-
-    @staticmethod
-    def forward(ctx, gi, h, w_hh, b_hh, nonlinearity, keep):
-        pre = gi + hidden_projection(h, w_hh, b_hh)
-        new = np.tanh(pre) if nonlinearity == "tanh" else np.maximum(pre, 0)
-        ctx.save_for_backward(h, w_hh, new)
-        ctx.meta = nonlinearity, keep, b_hh is not None
-        return freeze(keep, new, h)
-
-    @staticmethod
-    def backward(ctx, g):
-        h, w_hh, new = ctx.saved_tensors
-        nonlinearity, keep, has_bias = ctx.meta
-        g_new = g if keep is None else g * keep
-        d_pre = g_new * (1 - new * new) if nonlinearity == "tanh" else g_new * (new > 0)
-        dh, dw, db = through_hidden_projection(d_pre, h, w_hh, has_bias)
-        if keep is not None:
-            dh = dh + g * ~keep
-        return d_pre, dh, dw, db, None, None
 
 
 class GRUStep(Function):
