@@ -213,10 +213,6 @@ case(layer_norm.LayerNormFunction, "last two axes, no affine",
 from tinyattn.nn.fused import recurrent_steps as rs  # noqa: E402
 
 _KEEP = np.array([[True], [False], [True]])  # the middle sequence has ended: its state is frozen
-case(rs.RNNStep, "tanh", lambda gi, h, w, b: rs.RNNStep.apply(gi, h, w, b, "tanh", None),
-     inputs(normal(3, 4), normal(3, 4), normal(4, 4), normal(4)))
-case(rs.RNNStep, "relu, frozen row", lambda gi, h, w: rs.RNNStep.apply(gi, h, w, None, "relu", _KEEP),
-     inputs(away_from_zero(3, 4), away_from_zero(3, 4), lambda rng: leaf(np.eye(4) * 0.01)))
 case(rs.GRUStep, "plain", lambda gi, h, w, b: rs.GRUStep.apply(gi, h, w, b, None),
      inputs(normal(3, 12), normal(3, 4), normal(12, 4), normal(12)))
 case(rs.GRUStep, "frozen row, no bias", lambda gi, h, w: rs.GRUStep.apply(gi, h, w, None, _KEEP),

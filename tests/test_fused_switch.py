@@ -70,7 +70,7 @@ def _run_both_ways(build, leaves):
 
 
 def test_the_fused_nodes_are_found():
-    assert FUSED_NODES == {"ScaledDotProductAttention", "AdditiveAttention", "RNNStep", "GRUStep", "LSTMStep",
+    assert FUSED_NODES == {"ScaledDotProductAttention", "AdditiveAttention", "GRUStep", "LSTMStep",
                            "GRUSequence", "LSTMSequence", "AttentiveGRUDecoder"}
 
 
@@ -129,8 +129,7 @@ def test_attention_layer_with_a_mask_on_and_off(score, rng):
 
 
 # --- recurrent -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("cls, node", [(nn.RNN, "RNNStep"), (nn.GRU, "GRUSequence"), (nn.LSTM, "LSTMSequence")],
-                         ids=["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("cls, node", [(nn.GRU, "GRUSequence"), (nn.LSTM, "LSTMSequence")], ids=["GRU", "LSTM"])
 def test_two_layer_bidirectional_layers_with_lengths_and_h0_on_and_off(cls, node, rng):
     ta.manual_seed(0)
     layer = cls(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
@@ -141,8 +140,7 @@ def test_two_layer_bidirectional_layers_with_lengths_and_h0_on_and_off(cls, node
     assert node in names_on
 
 
-@pytest.mark.parametrize("cls, node", [(nn.RNNCell, "RNNStep"), (nn.GRUCell, "GRUStep"), (nn.LSTMCell, "LSTMStep")],
-                         ids=["RNNCell", "GRUCell", "LSTMCell"])
+@pytest.mark.parametrize("cls, node", [(nn.GRUCell, "GRUStep"), (nn.LSTMCell, "LSTMStep")], ids=["GRUCell", "LSTMCell"])
 def test_cells_on_and_off(cls, node, rng):
     ta.manual_seed(0)
     cell = cls(3, 4).double()

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..nn import functional as F
+from ..nn.additive_attention import additive_scores
 from ..nn.embedding import EmbeddingFunction
 from ..nn.layer_norm import LayerNormFunction
-from ..nn.fused.recurrent_steps import GRUStep, LSTMStep, RNNStep
+from ..nn.fused.recurrent_steps import GRUStep, LSTMStep
+from ..nn.rnn import RNNRule
 from ..nn.transformer import TransformerEncoderLayer
 
 
@@ -53,8 +55,8 @@ def _multi_head(q, k, v, w_o, b_o, num_heads):
 
 
 def _additive_score(q, k, W, U, v):
-    # Attention.scores with score="additive", the weights given as tensors instead of Linear layers.
-    return ((q @ W.T).unsqueeze(2) + (k @ U.T).unsqueeze(1)).tanh() @ v
+    # nn.Attention's additive score, its weights given as tensors instead of Linear layers.
+    return additive_scores(q, W, k @ U.T, v.reshape(1, -1))
 
 
 ENCODER_PARAMETERS = ["self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight",
@@ -103,7 +105,7 @@ PATH = [
              constants={"num_heads": H}, scale=1 / np.sqrt(E // H)),
     Exercise("additive_score", "Bahdanau's additive score v . tanh(W q + U k)",
              {"q": (B, T, 4), "k": (B, 5, 3), "W": (6, 4), "U": (6, 3), "v": (6,)}, _additive_score,
-             "Attention.scores in tinyattn/nn/attention.py (score=\"additive\"), differentiated by its ops"),
+             "additive_scores in tinyattn/nn/additive_attention.py, differentiated by its ops"),
     Exercise("embedding", "token embeddings times sqrt(d), plus learned positions",
              {"table": (6, E), "positions": (5, E)},
              lambda table, positions, tokens: (EmbeddingFunction.apply(table, tokens, None) * np.sqrt(E)
@@ -112,8 +114,8 @@ PATH = [
              constants={"tokens": np.array([[1, 3, 1], [0, 1, 5]])}),  # word 1 three times: its gradients add up
     Exercise("rnn_step", "one step of a tanh RNN",
              {"x": (3, 4), "h": (3, 5), "w_ih": (5, 4), "w_hh": (5, 5), "b_ih": (5,), "b_hh": (5,)},
-             lambda x, h, w_ih, w_hh, b_ih, b_hh: RNNStep.apply(x @ w_ih.T + b_ih, h, w_hh, b_hh, "tanh", None),
-             "class RNNStep in tinyattn/nn/fused/recurrent_steps.py"),
+             lambda x, h, w_ih, w_hh, b_ih, b_hh: RNNRule(h.shape[1]).equations(x @ w_ih.T + b_ih, h, w_hh, b_hh),
+             "RNNRule.equations in tinyattn/nn/rnn.py, differentiated by its ops"),
     Exercise("gru_step", "one GRU step, PyTorch's equations",
              {"x": (3, 4), "h": (3, 3), "w_ih": (9, 4), "w_hh": (9, 3), "b_ih": (9,), "b_hh": (9,)},
              lambda x, h, w_ih, w_hh, b_ih, b_hh: GRUStep.apply(x @ w_ih.T + b_ih, h, w_hh, b_hh, None),

@@ -19,7 +19,7 @@ from ..nn.linear import Linear
 from ..nn.lstmn import LSTMN
 from ..nn.masks import real_positions
 from ..nn.module import Module
-from ..nn.recurrent import LSTM
+from ..nn.lstm import LSTM
 from ..nn.transformer import TransformerEncoder, TransformerEncoderLayer
 
 ENCODERS = ("lstm", "lstmn", "transformer")

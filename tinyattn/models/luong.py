@@ -28,7 +28,7 @@ from ..nn.embedding import Embedding
 from ..nn.linear import Linear
 from ..nn.masks import padding_mask
 from ..nn.module import Module
-from ..nn.recurrent import GRUCell
+from ..nn.gru import GRUCell
 from .seq2seq import Encoder
 from .translator import Translator
 

@@ -22,7 +22,7 @@ from ..nn.embedding import Embedding
 from ..nn.linear import Linear
 from ..nn.masks import attention_mask, padding_mask, real_positions
 from ..nn.module import Module
-from ..nn.recurrent import GRU, GRUCell
+from ..nn.gru import GRU, GRUCell
 from .translator import Translator
 
 

@@ -8,7 +8,9 @@ from .layer_norm import LayerNorm, LayerNormFunction
 from .linear import Linear, LinearFunction
 from .containers import ModuleDict, ModuleList, Sequential
 from .module import Module, Parameter
-from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .gru import GRU, GRUCell
+from .lstm import LSTM, LSTMCell
+from .rnn import RNN, RNNCell
 from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAttention
 from .masks import causal_mask, lengths_mask, padding_mask
 from .multihead import MultiheadAttention, keep_attention_weights

@@ -21,7 +21,7 @@ from ..autograd.tensor import wrap
 from .linear import Linear
 from .module import Module
 from .masks import real_positions
-from .recurrent import _step_masks
+from .recurrent import step_masks
 from .sizes import check_sizes
 
 
@@ -74,7 +74,7 @@ class LSTMN(Module):
             rows.append(cat([weights, wrap(np.zeros((B, T - t), x.dtype))], axis=-1))  # row t of (T, T)
         out, attention = stack(outputs, axis=1), stack(rows, axis=1)
         if lengths is not None:
-            lengths, _ = _step_masks(lengths, B, T, "LSTMN")  # the same checks as the RNN layers
+            lengths, _ = step_masks(lengths, B, T, "LSTMN")  # the same checks as the RNN layers
             real = real_positions(lengths, T)[..., None].astype(x.dtype)  # (B, T, 1)
             out, attention = out * wrap(real), attention * wrap(real)
         return out, attention

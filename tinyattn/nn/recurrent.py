@@ -1,12 +1,14 @@
-"""RNN, GRU and LSTM: cells (one step) and layers (a whole sequence, time first unless batch_first=True).
+"""What every recurrent layer shares: a cell (one step) and a layer (a whole sequence, time first
+unless batch_first=True, stacked num_layers deep, each layer optionally bidirectional).
 
-Each step rule below writes its cell's equations with autograd ops (`equations`); a layer runs
-them step by step, freezing the state of sequences that have ended. That composed graph is what
-runs under `ta.fused(False)`. By default the same numbers (to 1e-10 in float64) come from fused
-nodes, which benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md):
-one node per step (fused/recurrent_steps.py), and for nn.GRU and nn.LSTM one node per direction
-of a whole sequence (fused/gru_sequence.py, fused/lstm_sequence.py). Parameter names and init
-follow PyTorch, so a PyTorch state_dict loads as it is.
+A kind of cell is its step rule, the equations of one step written with autograd ops, each in
+its own file: rnn.py, gru.py, lstm.py. The cell runs its rule once; the layer runs it step by
+step, freezing the state of sequences that have ended. That composed graph is what runs under
+`ta.fused(False)`. By default the same numbers (to 1e-10 in float64) come from fused nodes, which
+benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md): for GRU and
+LSTM cells one node per step (fused/recurrent_steps.py), and for nn.GRU and nn.LSTM one node per
+direction of a whole sequence (fused/gru_sequence.py, fused/lstm_sequence.py). Parameter names and init follow
+PyTorch, so a PyTorch state_dict loads as it is.
 """
 import math
 
@@ -21,12 +23,7 @@ from .linear import LinearFunction
 from .masks import real_positions
 from .module import Module, Parameter
 from .sizes import check_sizes
-from .fused.gru_sequence import GRUSequence
-from .fused.lstm_sequence import LSTMSequence
-from .fused.recurrent_steps import GRUStep, LSTMStep, RNNStep
 from .fused.switch import is_fused
-
-GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 
 
 def _init(hidden_size, *shape):
@@ -34,17 +31,23 @@ def _init(hidden_size, *shape):
     return Parameter(generator().uniform(-bound, bound, shape).astype(np.float32))
 
 
-def _project(x, weight, bias):
+def project(x, weight, bias):
+    """x W^T + b: the input projection of a step (or of every step at once), and W_hh h + b_hh."""
     return LinearFunction.apply(x, weight, bias)
 
 
-class _Rule:
+class StepRule:
     """The step equations of one kind of cell, with no parameters of their own: a cell and a
     layer each hold theirs (the layer under PyTorch's names, per direction) and pass them in.
 
-    Each step exists twice, agreeing to 1e-10 in float64: `equations` (autograd ops, to read)
-    and `node` (one fused graph node, fused/recurrent_steps.py).
+    A rule names `gates` (blocks of hidden_size rows in W_ih and W_hh) and writes `equations`
+    (autograd ops, to read) and, where it pays, `node` (the one fused graph node that equals them); a rule whose
+    layer runs a whole direction as one node also writes `sequence` (see RecurrentLayer._one_layer).
     """
+
+    gates = None
+    state_is_pair = False  # the LSTM's state is (h, c)
+    node = sequence = None  # a rule without a fused node runs its equations on both paths
 
     def __init__(self, hidden_size):
         self.hidden_size = hidden_size
@@ -52,7 +55,7 @@ class _Rule:
     def step(self, gi, state, weight_hh, bias_hh, keep=None):
         """The next state from gi = x W_ih^T + b_ih; where keep (bool (B, 1)) is False the old state
         stays. One fused node, or under `ta.fused(False)` the equations and a `where`."""
-        if is_fused():
+        if is_fused() and self.node is not None:
             return self.node(gi, state, weight_hh, bias_hh, keep)
         new = self.equations(gi, state, weight_hh, bias_hh)
         if keep is None:
@@ -62,63 +65,8 @@ class _Rule:
         return where(keep, new, state)
 
     def zero_state(self, x):
-        return wrap(np.zeros((x.shape[0], self.hidden_size), x.dtype))
-
-
-class _RNNRule(_Rule):
-    """h' = tanh(gi + h W_hh^T + b_hh)  (or relu)."""
-
-    def __init__(self, hidden_size, nonlinearity="tanh"):
-        if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
-        super().__init__(hidden_size)
-        self.nonlinearity = nonlinearity
-
-    def node(self, gi, h, weight_hh, bias_hh, keep):
-        return RNNStep.apply(gi, h, weight_hh, bias_hh, self.nonlinearity, keep)
-
-    def equations(self, gi, h, weight_hh, bias_hh):
-        pre = gi + _project(h, weight_hh, bias_hh)
-        return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
-
-
-class _GRURule(_Rule):
-    """r, z = sig(.), n = tanh(gi_n + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h."""
-
-    def node(self, gi, h, weight_hh, bias_hh, keep):
-        return GRUStep.apply(gi, h, weight_hh, bias_hh, keep)
-
-    def equations(self, gi, h, weight_hh, bias_hh):
-        H = self.hidden_size
-        gh = _project(h, weight_hh, bias_hh)
-        r = (gi[:, :H] + gh[:, :H]).sigmoid()
-        z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()
-        n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()
-        return (1 - z) * n + z * h
-
-
-class _LSTMRule(_Rule):
-    """i, f, o = sig(.), g = tanh(.), c' = f * c + i * g, h' = o * tanh(c'); the state is (h, c)."""
-
-    def zero_state(self, x):
-        zeros = super().zero_state(x)
-        return zeros, zeros
-
-    def node(self, gi, state, weight_hh, bias_hh, keep):
-        h, c = state
-        return LSTMStep.apply(gi, h, c, weight_hh, bias_hh, keep)
-
-    def equations(self, gi, state, weight_hh, bias_hh):
-        h, c = state
-        H = self.hidden_size
-        gates = gi + _project(h, weight_hh, bias_hh)
-        i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()
-        g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()
-        c_new = f * c + i * g
-        return o * c_new.tanh(), c_new
-
-
-RULES = {"RNN": _RNNRule, "GRU": _GRURule, "LSTM": _LSTMRule}
+        zeros = wrap(np.zeros((x.shape[0], self.hidden_size), x.dtype))
+        return (zeros, zeros) if self.state_is_pair else zeros
 
 
 def _check_bias(name, bias):
@@ -127,18 +75,18 @@ def _check_bias(name, bias):
                         "(as in PyTorch, bias comes before nonlinearity: pass nonlinearity=...)")
 
 
-class _Cell(Module):
+class RecurrentCell(Module):
     """One time step: forward(x (B, I), state=None) -> the next state. Its parameters are its own."""
 
-    kind = None
+    Rule = None
 
     def __init__(self, input_size, hidden_size, bias=True, **rule_options):
         _check_bias(type(self).__name__, bias)
         check_sizes(type(self).__name__, input_size=input_size, hidden_size=hidden_size)
         super().__init__()
         self.input_size, self.hidden_size = input_size, hidden_size
-        self.rule = RULES[self.kind](hidden_size, **rule_options)
-        rows = GATES[self.kind] * hidden_size
+        self.rule = self.Rule(hidden_size, **rule_options)
+        rows = self.rule.gates * hidden_size
         self.weight_ih = _init(hidden_size, rows, input_size)
         self.weight_hh = _init(hidden_size, rows, hidden_size)
         self.bias_ih = _init(hidden_size, rows) if bias else None
@@ -147,7 +95,7 @@ class _Cell(Module):
     def forward(self, x, state=None):
         self._check(x, state)
         state = self.rule.zero_state(x) if state is None else state
-        return self.step(_project(x, self.weight_ih, self.bias_ih), state)
+        return self.step(project(x, self.weight_ih, self.bias_ih), state)
 
     def step(self, gi, state, keep=None):
         """The next state from the input projection gi (a fused node unless the switch is off)."""
@@ -160,7 +108,7 @@ class _Cell(Module):
         if state is None:
             return
         expected = (x.shape[0], self.hidden_size)
-        if self.kind == "LSTM":  # the state is a pair (h, c), each checked in full
+        if self.rule.state_is_pair:  # (h, c), each checked in full
             if not isinstance(state, (tuple, list)) or len(state) != 2:
                 raise TypeError(f"{name}: the state is a pair (h, c), each {expected}; got {type(state).__name__}")
             parts = zip(("h", "c"), state)
@@ -177,28 +125,7 @@ class _Cell(Module):
         return f"{self.input_size}, {self.hidden_size}"
 
 
-class RNNCell(_Cell):
-    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)  (or relu)."""
-
-    kind = "RNN"
-
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh"):
-        super().__init__(input_size, hidden_size, bias, nonlinearity=nonlinearity)
-
-
-class GRUCell(_Cell):
-    """r, z = sig(.), n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h."""
-
-    kind = "GRU"
-
-
-class LSTMCell(_Cell):
-    """i, f, o = sig(.), g = tanh(.), c' = f * c + i * g, h' = o * tanh(c'); forward(x, (h, c)) -> (h', c')."""
-
-    kind = "LSTM"
-
-
-class _Layer(Module):
+class RecurrentLayer(Module):
     """A recurrent layer over a whole sequence: num_layers stacked, each optionally bidirectional.
 
     Constructor, defaults and parameter names are PyTorch's (weight_ih_l0, ..., weight_hh_l1_reverse):
@@ -208,7 +135,7 @@ class _Layer(Module):
     The step equations come from the same rule the cells use.
     """
 
-    kind = None
+    Rule = None
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, **rule_options):
@@ -223,8 +150,8 @@ class _Layer(Module):
         super().__init__()
         self.input_size, self.hidden_size, self.bidirectional = input_size, hidden_size, bool(bidirectional)
         self.num_layers, self.batch_first, self.dropout = num_layers, bool(batch_first), dropout
-        self.rule = RULES[self.kind](hidden_size, **rule_options)
-        rows = GATES[self.kind] * hidden_size
+        self.rule = self.Rule(hidden_size, **rule_options)
+        rows = self.rule.gates * hidden_size
         D = 2 if bidirectional else 1
         for layer in range(num_layers):
             inputs = input_size if layer == 0 else D * hidden_size
@@ -249,7 +176,7 @@ class _Layer(Module):
         if T == 0:
             raise ShapeError(f"{name}: input {x.shape} has no time steps; a sequence needs at least one")
         D = 2 if self.bidirectional else 1
-        lengths, keeps = _step_masks(lengths, B, T, name)
+        lengths, keeps = step_masks(lengths, B, T, name)
         initial = self._initial_states(h0, x, self.num_layers * D)  # layer l, direction d at l * D + d
         finals = []
         for layer in range(self.num_layers):
@@ -262,17 +189,19 @@ class _Layer(Module):
     def _one_layer(self, x, layer, initial, lengths, keeps):
         """Layer `layer` over x (B, T, I): (outputs (B, T, D*H), [final state of each direction]).
 
-        Each direction runs step by step (_steps); GRU and LSTM run that loop as one fused node
-        per direction (_whole_sequence) unless the switch is off.
+        Each direction runs step by step (_steps), or as one fused node per direction
+        (the rule's `sequence`, where it has one) unless the switch is off.
         """
-        whole_sequence = is_fused() and self.kind in ("GRU", "LSTM")
-        run = self._whole_sequence if whole_sequence else self._steps
+        whole_sequence = is_fused() and self.rule.sequence is not None
         outputs, finals = [], []
         for d, suffix in enumerate(self._suffixes()):
             weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l{layer}{suffix}")
                                                       for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
-            gi = _project(x, weight_ih, bias_ih)  # every step's input projection in one product
-            output, state = run(gi, initial[d], weight_hh, bias_hh, lengths, keeps, reverse=d == 1)
+            gi = project(x, weight_ih, bias_ih)  # every step's input projection in one product
+            if whole_sequence:
+                output, state = self.rule.sequence(gi, initial[d], weight_hh, bias_hh, lengths, reverse=d == 1)
+            else:
+                output, state = self._steps(gi, initial[d], weight_hh, bias_hh, keeps, reverse=d == 1)
             outputs.append(output)
             finals.append(state)
         out = outputs[0] if len(outputs) == 1 else cat(outputs, axis=2)
@@ -280,7 +209,7 @@ class _Layer(Module):
             out = out * wrap(real_positions(lengths, x.shape[1])[..., None].astype(out.dtype))
         return out, finals
 
-    def _steps(self, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
+    def _steps(self, gi, state, weight_hh, bias_hh, keeps, reverse):
         """One direction, one rule step per time step: (outputs (B, T, H), last state). Where
         keeps[t] is False (past a sequence's length) the step leaves the state as it was."""
         T = gi.shape[1]
@@ -291,14 +220,6 @@ class _Layer(Module):
             state = self.rule.step(gi_steps[t], state, weight_hh, bias_hh, keep)
             per_step[t] = state[0] if isinstance(state, tuple) else state
         return stack(per_step, axis=1), state
-
-    def _whole_sequence(self, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
-        """_steps as one fused node (fused/gru_sequence.py, fused/lstm_sequence.py), which skips
-        the sequences that have ended; its outputs are already zero past each length."""
-        if self.kind == "GRU":
-            return GRUSequence.apply(gi, state, weight_hh, bias_hh, lengths, reverse)
-        output, h, c = LSTMSequence.apply(gi, *state, weight_hh, bias_hh, lengths, reverse)
-        return output, (h, c)
 
     def _initial_states(self, h0, x, count):
         B = x.shape[0]
@@ -319,42 +240,7 @@ class _Layer(Module):
         return f"{self.input_size}, {self.hidden_size}{extras}"
 
 
-class RNN(_Layer):
-    """Elman RNN layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H))."""
-
-    kind = "RNN"
-
-    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False):
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-                         nonlinearity=nonlinearity)
-
-
-class GRU(_Layer):
-    """GRU layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H))."""
-
-    kind = "GRU"
-
-
-class LSTM(_Layer):
-    """LSTM layer; forward(x, (h0, c0)=None, lengths=None) -> (outputs, (h_n, c_n)), each state (L*D, B, H)."""
-
-    kind = "LSTM"
-
-    def _initial_states(self, h0, x, count):
-        if h0 is None:
-            return [self.rule.zero_state(x)] * count
-        if not isinstance(h0, (tuple, list)) or len(h0) != 2:
-            raise TypeError("LSTM: the initial state is a pair (h0, c0), each (num_layers * directions, batch, hidden)")
-        h, c = h0
-        hs, cs = super()._initial_states(h, x, count), super()._initial_states(c, x, count)
-        return list(zip(hs, cs))
-
-    def _final_states(self, finals):
-        return stack([h for h, _ in finals], axis=0), stack([c for _, c in finals], axis=0)
-
-
-def _step_masks(lengths, B, T, name):
+def step_masks(lengths, B, T, name):
     """(lengths as an array, keeps) with keeps[t] bool (B, 1), True where step t is inside the sequence."""
     if lengths is None:
         return None, None

@@ -8,9 +8,8 @@ not dozens, and can skip work a composed graph cannot), and each names the compo
     sdpa.ScaledDotProductAttention        nn/sdpa.py, attention_composed
     additive_attention_node.              nn/additive_attention.py, additive_attention_composed
       AdditiveAttention
-    recurrent_steps.RNNStep, GRUStep,     nn/recurrent.py, the rules' `equations` (one step)
-      LSTMStep
-    gru_sequence.GRUSequence,             nn/recurrent.py, the step loop of _Layer._steps
+    recurrent_steps.GRUStep, LSTMStep     nn/gru.py, nn/lstm.py: the rules' `equations` (one step)
+    gru_sequence.GRUSequence,             nn/recurrent.py, the step loop of RecurrentLayer._steps
       lstm_sequence.LSTMSequence
     attentive_decoder.AttentiveGRUDecoder models/seq2seq.py, the step loop of Decoder.teacher_forced_logits
 

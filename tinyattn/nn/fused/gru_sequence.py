@@ -11,26 +11,27 @@ of the longest, that is about half the work (15.9 against 17.2 ms a training ste
 benchmarks/RESULTS.md, "Figures of 2026-11-23").
 
 The answer is the step-by-step one, the composed graph nn/recurrent.py builds under
-`ta.fused(False)` (_Layer._steps: one _GRURule step and one where() per step; equal to
-1e-10 in float64, tests/test_sequence_nodes.py and tests/test_fused_switch.py): outputs
-(B, T, H) with zeros where a sentence has no word, and the last state of each sentence.
+`ta.fused(False)` (RecurrentLayer._steps: one GRURule step, nn/gru.py, and one where() per
+step; equal to 1e-10 in float64, tests/test_sequence_nodes.py and tests/test_one_form.py):
+outputs (B, T, H) with zeros where a sentence has no word, and the last state of each sentence.
+Each step is recurrent_steps.py's gru_step on the running rows, the very arrays GRUStep computes.
 
 Backward runs the steps in the other order. The gradient reaching the state of a running row
-is that of its output plus that from the next step; it goes through the gate rules
-(ops/reference_blocks.py) and through gh = h W_hh^T + b_hh, as in GRUStep. A row not running at
-a step passes its gradient through unchanged, as its state does.
+is that of its output plus that from the next step; it goes back through gru_step_backward (the
+gate rules of ops/reference_blocks.py, then gh = h W_hh^T + b_hh). A row not running at a step
+passes its gradient through unchanged, as its state does.
 """
 import numpy as np
 
 from ...autograd.function import Function
-from ...ops import arrays
+from .recurrent_steps import gru_step, gru_step_backward
 from .running_rows import RunningRows
 
 
 class GRUSequence(Function):
     """forward(gi (B, T, 3H) = x W_ih^T + b_ih, h0 (B, H), weight_hh (3H, H), bias_hh (3H,) or None,
     lengths (B,) ints or None, reverse) -> (outputs (B, T, H), last state (B, H)).
-    Equals nn.GRU's step loop (nn/recurrent.py, _Layer._steps, with the outputs zeroed past each length)."""
+    Equals nn.GRU's step loop (nn/recurrent.py, RecurrentLayer._steps, with the outputs zeroed past each length)."""
 
     used_inside = (0,)  # each state makes the next
 
@@ -45,12 +46,9 @@ class GRUSequence(Function):
         for t in rows.steps(reverse):
             n = rows.counts[t]
             previous = state[:n].copy()
-            gh = arrays.matmul(previous, weight_hh.T)
-            if bias_hh is not None:
-                gh += bias_hh
-            new, r, z, candidate = arrays.gru_gates(gi_sorted[t, :n], gh, previous, None)
+            new, step = gru_step(gi_sorted[t, :n], previous, weight_hh, bias_hh, None)
             state[:n] = outputs[t, :n] = new
-            saved[t] = previous, r, z, candidate, gh
+            saved[t] = previous, step
         ctx.save_for_backward(weight_hh)
         ctx.rows, ctx.saved_steps, ctx.reverse, ctx.has_bias = rows, saved, reverse, bias_hh is not None
         return rows.batch_first(outputs), rows.unsorted(state)
@@ -66,11 +64,10 @@ class GRUSequence(Function):
         d_bias = np.zeros(weight_hh.shape[0], g_last.dtype) if ctx.has_bias else None
         for t in rows.steps(not ctx.reverse):
             n = rows.counts[t]
-            previous, r, z, candidate, gh = ctx.saved_steps[t]
+            previous, step = ctx.saved_steps[t]
             g_new = g_state[:n] + g_outputs_sorted[t, :n]
-            d_gi[t, :n], d_gh, g_direct = arrays.gru_gates_backward(g_new, previous, r, z, candidate, gh, None)
-            g_state[:n] = g_direct + arrays.matmul(d_gh, weight_hh)
-            d_weight += arrays.matmul(d_gh.T, previous)
+            d_gi[t, :n], g_state[:n], d_w, d_b = gru_step_backward(g_new, previous, weight_hh, step, ctx.has_bias, None)
+            d_weight += d_w
             if d_bias is not None:
-                d_bias += arrays.sum_over(d_gh, (0,))
+                d_bias += d_b
         return rows.batch_first(d_gi), rows.unsorted(g_state), d_weight, d_bias, None, None

@@ -1,110 +1,105 @@
 """Fused recurrent steps: one graph node per time step, forward and backward written by hand.
 
-Each equals the `equations` of its step rule in nn/recurrent.py (_RNNRule, _GRURule,
-_LSTMRule: the same step as autograd ops), which nn.RNNCell/GRUCell/LSTMCell and the layers run
-instead under `ta.fused(False)`.
+Each equals the `equations` of its step rule (nn/gru.py GRURule, nn/lstm.py LSTMRule: the same
+step as autograd ops, the reference), which nn.GRUCell/LSTMCell run instead under
+`ta.fused(False)`. (The Elman RNN has no node: one measured 1.10x its composed step and
+1.12-1.19x its layer, benchmarks/bench_recurrent.py, too little to keep a second form.)
 
 Each step takes the input projection gi = x W_ih^T + b_ih already computed (a sequence layer
 computes it for all time steps in one product) and the previous state, and returns the next
-state. PyTorch's equations, gates stacked in PyTorch's order:
+state; gh = h W_hh^T + b_hh. `keep` (bool (B, 1) or None) freezes the state of finished
+sequences: where keep is False the step returns the old state unchanged, so padding never
+reaches a state.
 
-    RNN   h' = act(gi + h W_hh^T + b_hh)
-    GRU   r|z|n:  r = sig(gi_r + gh_r),  z = sig(gi_z + gh_z),  n = tanh(gi_n + r * gh_n),
-                  h' = (1 - z) * n + z * h,           where gh = h W_hh^T + b_hh
-    LSTM  i|f|g|o of gates = gi + h W_hh^T + b_hh:  i, f, o = sig(.), g = tanh(.),
-                  c' = f * c + i * g,   h' = o * tanh(c')
-
-`keep` (bool (B, 1) or None) freezes the state of finished sequences: where keep is False
-the step returns the old state unchanged, so padding never reaches a state.
-Matrix products go through tinyattn.ops.arrays.matmul (BLAS); the GRU and LSTM gate arithmetic is in
-tinyattn/ops/reference_blocks.py (numpy) and tinyattn/ops/kernels/recurrent_gates.py (Numba), each way.
+The GRU and LSTM steps on arrays (gru_step, lstm_step and their backwards, below) are the hidden
+projection around the gate rules of ops/reference_blocks.py (where the equations and their
+derivatives are written, once); the sequence nodes (gru_sequence.py, lstm_sequence.py) call
+these same functions at each step. Matrix products and gates go through tinyattn.ops.arrays, so
+the fast path reaches them.
 """
-import numpy as np
-
 from ...autograd.function import Function
 from ...ops import arrays
-from ...ops.reference_blocks import freeze
 
 
-def _hidden_projection(h, w_hh, b_hh):
+def hidden_projection(h, w_hh, b_hh):
+    """gh = h W_hh^T + b_hh."""
     gh = arrays.matmul(h, w_hh.T)
     return gh + b_hh if b_hh is not None else gh
 
 
-def _through_hidden_projection(d_gates, h, w_hh, has_bias):
-    """Gradients of gh = h W_hh^T + b_hh: (to h, to W_hh, to b_hh)."""
-    return arrays.matmul(d_gates, w_hh), arrays.matmul(d_gates.T, h), (arrays.sum_over(d_gates, (0,)) if has_bias else None)
+def through_hidden_projection(d_gh, h, w_hh, has_bias):
+    """Gradients of gh = h W_hh^T + b_hh: (to h: d_gh W_hh, to W_hh: d_gh^T h, to b_hh: sum of d_gh)."""
+    return arrays.matmul(d_gh, w_hh), arrays.matmul(d_gh.T, h), (arrays.sum_over(d_gh, (0,)) if has_bias else None)
 
 
-class RNNStep(Function):
-    """h' = act(gi + h W_hh^T + b_hh);  with a = pre-activation, da = g * act'(a):
-    dL/dgi = da,  dL/dh = da W_hh,  dL/dW_hh = da^T h,  dL/db_hh = sum of da.
-    Equals _RNNRule.equations (nn/recurrent.py), then where(keep, h', h)."""
+def gru_step(gi, h, w_hh, b_hh, keep):
+    """The GRU step on arrays: (h', what gru_step_backward needs)."""
+    gh = hidden_projection(h, w_hh, b_hh)
+    new, r, z, n = arrays.gru_gates(gi, gh, h, keep)
+    return new, (r, z, n, gh)
 
-    @staticmethod
-    def forward(ctx, gi, h, w_hh, b_hh, nonlinearity, keep):
-        pre = gi + _hidden_projection(h, w_hh, b_hh)
-        new = np.tanh(pre) if nonlinearity == "tanh" else np.maximum(pre, 0)
-        ctx.save_for_backward(h, w_hh, new)
-        ctx.meta = nonlinearity, keep, b_hh is not None
-        return freeze(keep, new, h)
 
-    @staticmethod
-    def backward(ctx, g):
-        h, w_hh, new = ctx.saved_tensors
-        nonlinearity, keep, has_bias = ctx.meta
-        g_new = g if keep is None else g * keep
-        d_pre = g_new * (1 - new * new) if nonlinearity == "tanh" else g_new * (new > 0)
-        dh, dw, db = _through_hidden_projection(d_pre, h, w_hh, has_bias)
-        if keep is not None:
-            dh = dh + g * ~keep
-        return d_pre, dh, dw, db, None, None
+def gru_step_backward(g, h, w_hh, saved, has_bias, keep):
+    """g = dL/dh' -> (dL/dgi, dL/dh, dL/dW_hh, dL/db_hh): the gate rules, then the hidden projection's."""
+    r, z, n, gh = saved
+    d_gi, d_gh, dh_direct = arrays.gru_gates_backward(g, h, r, z, n, gh, keep)
+    dh, dw, db = through_hidden_projection(d_gh, h, w_hh, has_bias)
+    return d_gi, dh + dh_direct, dw, db
+
+
+def lstm_step(gi, h, c, w_hh, b_hh, keep):
+    """The LSTM step on arrays: (h', c', what lstm_step_backward needs)."""
+    gates = gi + hidden_projection(h, w_hh, b_hh)
+    h_new, c_new, *saved = arrays.lstm_gates(gates, c, h, keep)
+    return h_new, c_new, saved
+
+
+def lstm_step_backward(grad_h, grad_c, h, c, w_hh, saved, has_bias, keep):
+    """(dL/dh', dL/dc') -> (dL/dgi, dL/dh, dL/dc, dL/dW_hh, dL/db_hh): the gate rules, then the
+    hidden projection's (d gates = dL/dgi, as gates = gi + gh)."""
+    d_gates, dc_prev, dh_frozen = arrays.lstm_gates_backward(grad_h, grad_c, c, *saved, keep)
+    dh, dw, db = through_hidden_projection(d_gates, h, w_hh, has_bias)
+    if dh_frozen is not None:
+        dh = dh + dh_frozen
+    return d_gates, dh, dc_prev, dw, db
 
 
 class GRUStep(Function):
-    """GRU step (equations at the top). With g = dL/dh' (gate rules in ops/reference_blocks.py):
-    dz = g (h - n) z(1-z),  dn_pre = g (1-z)(1-n^2),  dr = dn_pre gh_n r(1-r),
-    dL/dgi = [dr, dz, dn_pre],  dL/dgh = [dr, dz, dn_pre * r],  dL/dh = g z + dgh W_hh.
-    Equals _GRURule.equations (nn/recurrent.py), then where(keep, h', h)."""
+    """One GRU step (gru_step). With g = dL/dh', the gate rules (ops/reference_blocks.py,
+    gru_gates_backward) give dL/dgi, dL/dgh and the direct part g z of dL/dh; through gh = h W_hh^T + b_hh:
+    dL/dh = g z + dgh W_hh,  dL/dW_hh = dgh^T h,  dL/db_hh = sum of dgh.
+    Equals GRURule.equations (nn/gru.py), then where(keep, h', h)."""
 
     @staticmethod
     def forward(ctx, gi, h, w_hh, b_hh, keep):
-        gh = _hidden_projection(h, w_hh, b_hh)
-        new, r, z, n = arrays.gru_gates(gi, gh, h, keep)
-        ctx.save_for_backward(h, w_hh, r, z, n, gh)
+        new, saved = gru_step(gi, h, w_hh, b_hh, keep)
+        ctx.save_for_backward(h, w_hh, *saved)
         ctx.meta = keep, b_hh is not None
         return new
 
     @staticmethod
     def backward(ctx, g):
-        h, w_hh, r, z, n, gh = ctx.saved_tensors
+        h, w_hh, *saved = ctx.saved_tensors
         keep, has_bias = ctx.meta
-        d_gi, d_gh, dh_direct = arrays.gru_gates_backward(g, h, r, z, n, gh, keep)
-        dh, dw, db = _through_hidden_projection(d_gh, h, w_hh, has_bias)
-        return d_gi, dh + dh_direct, dw, db, None
+        return (*gru_step_backward(g, h, w_hh, saved, has_bias, keep), None)
 
 
 class LSTMStep(Function):
-    """LSTM step (equations at the top); two outputs h', c'. With gh = dL/dh', gc = dL/dc':
-    dc = gc + gh * o * (1 - tanh(c')^2)        (c' reaches the loss directly and through h')
-    d_i = dc * g * i(1-i),  d_f = dc * c * f(1-f),  d_g = dc * i * (1-g^2),  d_o = gh * tanh(c') * o(1-o)
-    dL/dgi = d_gates = [d_i, d_f, d_g, d_o],  dL/dc = dc * f,  dL/dh = d_gates W_hh.
-    Equals _LSTMRule.equations (nn/recurrent.py), then where(keep, ., .) on h' and c'."""
+    """One LSTM step (lstm_step); two outputs h', c'. With dL/dh' and dL/dc', the gate rules
+    (ops/reference_blocks.py, lstm_gates_backward) give d_gates = dL/dgi and dL/dc = dc f; through
+    gates = gi + h W_hh^T + b_hh:  dL/dh = d_gates W_hh,  dL/dW_hh = d_gates^T h,  dL/db_hh = sum of d_gates.
+    Equals LSTMRule.equations (nn/lstm.py), then where(keep, ., .) on h' and c'."""
 
     @staticmethod
     def forward(ctx, gi, h, c, w_hh, b_hh, keep):
-        gates = gi + _hidden_projection(h, w_hh, b_hh)
-        h_new, c_new, i, f, g, o, tanh_c = arrays.lstm_gates(gates, c, h, keep)
-        ctx.save_for_backward(h, c, w_hh, i, f, g, o, tanh_c)
+        h_new, c_new, saved = lstm_step(gi, h, c, w_hh, b_hh, keep)
+        ctx.save_for_backward(h, c, w_hh, *saved)
         ctx.meta = keep, b_hh is not None
         return h_new, c_new
 
     @staticmethod
     def backward(ctx, grad_h, grad_c):
-        h, c, w_hh, i, f, g, o, tanh_c = ctx.saved_tensors
+        h, c, w_hh, *saved = ctx.saved_tensors
         keep, has_bias = ctx.meta
-        d_gates, dc_prev, dh_frozen = arrays.lstm_gates_backward(grad_h, grad_c, c, i, f, g, o, tanh_c, keep)
-        dh, dw, db = _through_hidden_projection(d_gates, h, w_hh, has_bias)
-        if dh_frozen is not None:
-            dh = dh + dh_frozen
+        d_gates, dh, dc_prev, dw, db = lstm_step_backward(grad_h, grad_c, h, c, w_hh, saved, has_bias, keep)
         return d_gates, dh, dc_prev, dw, db, None
