@@ -184,6 +184,18 @@ def test_a_custom_backward_with_the_wrong_number_or_kind_of_gradients_is_named()
     with pytest.raises(RuntimeError, match="WrongDtype.backward returned a float64 gradient .* a float32 tensor"):
         WrongDtype.apply(x).sum().backward()
 
+    class WrongShapeForTheSecond(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g[:1]
+
+    with pytest.raises(RuntimeError, match=r"WrongShapeForTheSecond.backward returned .* shape \(1,\) for argument 1, "):
+        WrongShapeForTheSecond.apply(x, ta.tensor([3.0, 4.0], requires_grad=True)).sum().backward()
+
 
 def test_ta_backward_checks_the_gradient_shapes():
     y = ta.tensor(np.ones((2, 3)), requires_grad=True) * 2
