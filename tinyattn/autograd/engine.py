@@ -94,7 +94,7 @@ def backward(roots, root_grads, retain_graph=False):
             if grad.shape != data.shape or (grad.dtype is not data.dtype and grad.dtype != data.dtype):
                 raise RuntimeError(
                     f"{fn.__name__}.backward returned a {grad.dtype} gradient of shape {grad.shape} "
-                    f"for argument {_position(node.args, tensor)}, a {data.dtype} tensor of shape {data.shape}"
+                    f"for argument {[g is grad for g in in_grads].index(True)}, a {data.dtype} tensor of shape {data.shape}"
                 )
             if parent is None:
                 _accumulate_leaf(tensor, grad, held)
@@ -136,11 +136,6 @@ def _add_to_grad(tensor, grad):
         tensor.grad = np.array(grad, dtype=tensor.data.dtype, copy=True)
     else:
         tensor.grad += grad
-
-
-def _position(args, tensor):
-    """Where `tensor` stands among a node's arguments (for an error message only)."""
-    return next((index for index, arg in enumerate(args) if arg is tensor), "?")
 
 
 def as_used_by(tensor, node):
