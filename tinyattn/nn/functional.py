@@ -11,7 +11,7 @@ from .cross_entropy import cross_entropy  # noqa: F401
 from .gelu import gelu  # noqa: F401
 from .masks import dropout_mask
 from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, stable_softplus  # noqa: F401
-from .scaled_dot_product_attention import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401,E501
+from .sdpa import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
 
 __all__ = ["cross_entropy", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "softmax",
            "log_softmax", "relu", "gelu", "leaky_relu", "softplus", "elu", "dropout", "pad", "one_hot",
