@@ -69,5 +69,7 @@ def test_the_traced_reading_path_runs_no_speed_code_and_the_readme_states_its_si
     # The limit the project aims at is 3,000 (issue "speed reclaimed and the reading path made
     # true"); today's size is the ratchet: the reading path may shrink, not grow. (4,161 before the
     # one-idea-per-file splits of Module, the element-wise ops, creation, masks, F, init, the optimiser
-    # and the trace's switch; what is left above 3,000 is mostly the engine's hot path and recurrent.py.)
-    assert lines <= 3355, f"the reading path grew to {lines:,} lines"
+    # and the trace's switch; 3,355 before the recurrent cell, F.scaled_dot_product_attention,
+    # keep_attention_weights, Max and arange/eye left for their own files. What is left above 3,000
+    # is mostly code the run uses: the engine's hot path, the op rules, recurrent.py, multihead.py.)
+    assert lines <= 3205, f"the reading path grew to {lines:,} lines"

@@ -2,7 +2,8 @@
 from .tensor import Tensor, tensor  # first: the op modules need Tensor defined
 from .spellings import explain_missing_names
 from .tensor_conveniences import matmul
-from .creation import arange, eye, full, full_like, ones, ones_like, zeros, zeros_like
+from .creation import full, full_like, ones, ones_like, zeros, zeros_like
+from .ranges import arange, eye
 from .rng import get_rng_state, manual_seed, set_rng_state
 from .sampling import multinomial, rand, randint, randn
 from .engine import backward

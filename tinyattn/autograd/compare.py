@@ -12,6 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from .axes import axes as _axes, one_axis
+from .ops_max import Max
 
 # as torch.return_types.max / .min: a tuple (values, indices) with those two names
 MaxResult = namedtuple("max", ["values", "indices"])
@@ -82,10 +83,10 @@ def max_or_min(x, op, dim=None, keepdim=None, axis=None, keepdims=None):
 
 
 def _reduce(x, op, axis, keepdims):
-    """The values over `axis` (None: all), sharing the gradient among ties (ops_reduce.Max)."""
+    """The values over `axis` (None: all), sharing the gradient among ties (ops_max.Max)."""
     axes = _axes(axis, x.ndim, op)
     if op == "max":
-        return _tensor._reduce.Max.apply(x, axes, keepdims)
+        return Max.apply(x, axes, keepdims)
     if x.data.size == 0:
         raise ValueError(f"min: tensor of shape {x.shape} is empty, it has no minimum")
     if x.data.dtype.kind != "f":  # no gradient to route, and -x would wrap around for unsigned ints

@@ -1,7 +1,7 @@
-"""New tensors filled with what you say: zeros, ones, full, arange, eye and the *_like forms.
+"""New tensors filled with one value: zeros, ones, full and the *_like forms.
 
-Random ones (randn, rand, randint, multinomial) are in sampling.py, drawn from the one
-generator in rng.py.
+Tensors whose values follow their index (arange, eye) are in ranges.py; random ones (randn,
+rand, randint, multinomial) in sampling.py, drawn from the one generator in rng.py.
 """
 import numbers
 
@@ -55,30 +55,6 @@ def zeros_like(x, dtype=None, requires_grad=False):
 def ones_like(x, dtype=None, requires_grad=False):
     """Ones of x's shape and (unless given) dtype."""
     return _leaf(np.ones(x.shape, x.dtype if dtype is None else dtype), requires_grad)
-
-
-def arange(start, end=None, step=1, dtype=None, requires_grad=False):
-    """start, start + step, ... below end (PyTorch's torch.arange): int64 from integers, else float32."""
-    if end is None:
-        start, end = 0, start
-    for name, value in (("start", start), ("end", end), ("step", step)):
-        if not isinstance(value, (numbers.Real, np.number)) or isinstance(value, bool):
-            raise TypeError(f"arange: {name} must be a number, got {value!r}")
-    if step == 0:
-        raise ValueError("arange: step must be nonzero (start, start + step, ... never reaches end)")
-    if (end - start) * step < 0:
-        raise ValueError(f"arange: upper bound and larger bound inconsistent with step sign: from {start} "
-                         f"to {end} by {step} (as PyTorch; a negative step counts down: arange(5, 0, -1))")
-    if dtype is None:
-        integral = all(float(v).is_integer() and not isinstance(v, float) for v in (start, end, step))
-        dtype = np.int64 if integral else np.float32
-    return _leaf(np.arange(start, end, step, dtype=dtype), requires_grad)
-
-
-def eye(n, m=None, dtype=np.float32, requires_grad=False):
-    """The n x m (m defaults to n) identity matrix: ones on the diagonal (PyTorch's torch.eye)."""
-    n, m = _shape((n, n if m is None else m), "eye")
-    return _leaf(np.eye(n, m, dtype=dtype), requires_grad)
 
 
 def full_like(x, fill_value, dtype=None, requires_grad=False):

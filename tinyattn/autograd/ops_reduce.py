@@ -1,4 +1,4 @@
-"""Reductions: sum, mean and max over some axes.
+"""Reductions: sum and mean over some axes (max, whose gradient goes to the maximum only, is ops_max.py).
 
 Their backward spreads g back over the reduced axes: keep the reduced axes as size 1 (if
 keepdims=False removed them) and let broadcasting copy g to the input's shape.
@@ -57,23 +57,4 @@ class Mean(Function):
         return _spread(g / g.dtype.type(ctx.count), *ctx.shapes), None, None
 
 
-class Max(Function):
-    """y = max of x over axes;  dL/dx = g at the maximum (shared equally among ties), else 0."""
-
-    @staticmethod
-    def forward(ctx, x, axes, keepdims):
-        if x.size == 0:
-            raise ValueError(f"max: tensor of shape {x.shape} is empty, it has no maximum")
-        y = np.max(x, axis=axes, keepdims=True)
-        is_max = (x == y) | (np.isnan(x) & np.isnan(y))  # a NaN is the maximum of its row, as in PyTorch
-        ctx.save_for_backward(is_max)
-        ctx.meta = axes, y.shape
-        return y if keepdims else np.squeeze(y, axis=axes)
-
-    @staticmethod
-    def backward(ctx, g):
-        (is_max,) = ctx.saved_tensors
-        axes, kept_shape = ctx.meta
-        ties = np.sum(is_max, axis=axes, keepdims=True)
-        share = g.reshape(kept_shape) / ties.astype(g.dtype)
-        return np.where(is_max, share, g.dtype.type(0)), None, None
+from .ops_max import Max  # noqa: E402,F401  (the third reduction, with its own backward)

@@ -28,7 +28,7 @@ from ..nn.attention import PositionalEncoding
 from ..nn.embedding import Embedding
 from ..nn.linear import Linear
 from ..nn.masks import causal_mask, real_positions
-from ..nn.multihead import keep_attention_weights
+from ..nn.attention_weights import keep_attention_weights
 from ..nn.transformer_model import Transformer
 from .transformer_cache import cross_keys_values, decoder_step
 from .translator import Translator

@@ -13,7 +13,8 @@ from .lstm import LSTM, LSTMCell
 from .rnn import RNN, RNNCell
 from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAttention
 from .masks import causal_mask, lengths_mask, padding_mask
-from .multihead import MultiheadAttention, keep_attention_weights
+from .attention_weights import keep_attention_weights
+from .multihead import MultiheadAttention
 from .transformer import TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
 from .transformer_model import Transformer
 

@@ -14,7 +14,8 @@ stacking and both directions are recurrent.py's, shared with RNN and LSTM.
 """
 from .fused.gru_sequence import GRUSequence
 from .fused.recurrent_steps import GRUStep
-from .recurrent import RecurrentCell, RecurrentLayer, StepRule, project
+from .recurrent import RecurrentLayer, StepRule, project
+from .recurrent_cell import RecurrentCell
 
 
 class GRURule(StepRule):

@@ -15,7 +15,8 @@ stacking and both directions are recurrent.py's, shared with RNN and GRU.
 from ..autograd.ops_shape import stack
 from .fused.lstm_sequence import LSTMSequence
 from .fused.recurrent_steps import LSTMStep
-from .recurrent import RecurrentCell, RecurrentLayer, StepRule, project
+from .recurrent import RecurrentLayer, StepRule, project
+from .recurrent_cell import RecurrentCell
 
 
 class LSTMRule(StepRule):

@@ -1,9 +1,9 @@
-"""What every recurrent layer shares: a cell (one step) and a layer (a whole sequence, time first
+"""What every recurrent layer shares: the step rule and the layer (a whole sequence, time first
 unless batch_first=True, stacked num_layers deep, each layer optionally bidirectional).
 
 A kind of cell is its step rule, the equations of one step written with autograd ops, each in
-its own file: rnn.py, gru.py, lstm.py. The cell runs its rule once; the layer runs it step by
-step, freezing the state of sequences that have ended. That composed graph is what runs under
+its own file: rnn.py, gru.py, lstm.py. The cell (recurrent_cell.py) runs its rule once; the layer
+runs it step by step, freezing the state of sequences that have ended. That composed graph is what runs under
 `ta.fused(False)`. By default the same numbers (to 1e-10 in float64) come from fused nodes, which
 benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md): for GRU and
 LSTM cells one node per step (fused/recurrent_steps.py), and for nn.GRU and nn.LSTM one node per
@@ -73,56 +73,6 @@ def _check_bias(name, bias):
     if not isinstance(bias, bool):
         raise TypeError(f"{name}: bias must be True or False, got {bias!r} "
                         "(as in PyTorch, bias comes before nonlinearity: pass nonlinearity=...)")
-
-
-class RecurrentCell(Module):
-    """One time step: forward(x (B, I), state=None) -> the next state. Its parameters are its own."""
-
-    Rule = None
-
-    def __init__(self, input_size, hidden_size, bias=True, **rule_options):
-        _check_bias(type(self).__name__, bias)
-        check_sizes(type(self).__name__, input_size=input_size, hidden_size=hidden_size)
-        super().__init__()
-        self.input_size, self.hidden_size = input_size, hidden_size
-        self.rule = self.Rule(hidden_size, **rule_options)
-        rows = self.rule.gates * hidden_size
-        self.weight_ih = _init(hidden_size, rows, input_size)
-        self.weight_hh = _init(hidden_size, rows, hidden_size)
-        self.bias_ih = _init(hidden_size, rows) if bias else None
-        self.bias_hh = _init(hidden_size, rows) if bias else None
-
-    def forward(self, x, state=None):
-        self._check(x, state)
-        state = self.rule.zero_state(x) if state is None else state
-        return self.step(project(x, self.weight_ih, self.bias_ih), state)
-
-    def step(self, gi, state, keep=None):
-        """The next state from the input projection gi (a fused node unless the switch is off)."""
-        return self.rule.step(gi, state, self.weight_hh, self.bias_hh, keep)
-
-    def _check(self, x, state):
-        name = type(self).__name__
-        if x.ndim != 2 or x.shape[1] != self.input_size:
-            raise ShapeError(f"{name}: input {x.shape}, expected (batch, {self.input_size})")
-        if state is None:
-            return
-        expected = (x.shape[0], self.hidden_size)
-        if self.rule.state_is_pair:  # (h, c), each checked in full
-            if not isinstance(state, (tuple, list)) or len(state) != 2:
-                raise TypeError(f"{name}: the state is a pair (h, c), each {expected}; got {type(state).__name__}")
-            parts = zip(("h", "c"), state)
-        else:
-            if isinstance(state, (tuple, list)):
-                raise TypeError(f"{name}: the state is one tensor h {expected}, not a {type(state).__name__}")
-            parts = (("state", state),)
-        for part, tensor in parts:
-            if not isinstance(tensor, Tensor) or tensor.shape != expected:
-                got = tensor.shape if isinstance(tensor, Tensor) else type(tensor).__name__
-                raise ShapeError(f"{name}: {part} {got}, expected (batch, hidden) = {expected}")
-
-    def extra_repr(self):
-        return f"{self.input_size}, {self.hidden_size}"
 
 
 class RecurrentLayer(Module):

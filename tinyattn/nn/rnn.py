@@ -5,7 +5,8 @@
 The loop over the steps, stacking and both directions are recurrent.py's, shared with GRU and LSTM.
 The RNN has no fused node: its step is these few ops on either path (a node measured 1.10x).
 """
-from .recurrent import RecurrentCell, RecurrentLayer, StepRule, project
+from .recurrent import RecurrentLayer, StepRule, project
+from .recurrent_cell import RecurrentCell
 
 
 class RNNRule(StepRule):

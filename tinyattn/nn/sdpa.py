@@ -6,7 +6,8 @@
 
 attention_composed writes these stages with autograd ops; `attend` runs them as that graph
 under `ta.fused(False)`, and otherwise as the one node that equals it (fused/sdpa.py,
-ScaledDotProductAttention, whose docstring derives the backward).
+ScaledDotProductAttention, whose docstring derives the backward). PyTorch's spelling,
+F.scaled_dot_product_attention with its attn_mask and is_causal, is scaled_dot_product_attention.py.
 
 Two optional extras, both as in PyTorch's F.scaled_dot_product_attention:
   * `bias`: a float array (or Tensor) added to the scores, PyTorch's float attn_mask (-inf hides
@@ -26,7 +27,7 @@ from ..autograd.broadcast import broadcasts_to
 from ..autograd.errors import ShapeError, require_float
 from ..autograd.tensor import Tensor, wrap
 from .fused.sdpa import ScaledDotProductAttention
-from .fused.switch import fused, is_fused
+from .fused.switch import is_fused
 from .masks import attention_mask, dropout_mask
 
 
@@ -35,7 +36,7 @@ def attention_scale(d_k):
     return 1 / math.sqrt(d_k)
 
 
-def _check_qkv(q, k, v):
+def check_qkv(q, k, v):
     """The scores' shape, batch dims broadcast as PyTorch's (q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv))."""
     require_float("attention", q=q.data, k=k.data, v=v.data)
     if min(q.ndim, k.ndim, v.ndim) < 2:
@@ -75,22 +76,6 @@ def _check_bias(bias, scores_shape, dtype, op):
     return bias if isinstance(bias, Tensor) else bias.astype(dtype, copy=False)
 
 
-def scaled_dot_product_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *,
-                                 mask=None, bias=None):
-    """(output, weights): softmax(q k^T * scale + bias) v, scale = 1/sqrt(d_k) by default.
-
-    q (..., Tq, d), k (..., Tk, d), v (..., Tk, dv) -> output (..., Tq, dv), weights (..., Tq, Tk),
-    with any number of batch dims (none: q (Tq, d)), broadcast as PyTorch's. PyTorch's arguments mean what they mean there: attn_mask bool (True = may
-    attend) or float (added to the scores; a Tensor that requires grad trains), is_causal (query i
-    sees keys <= i), dropout_p (always applied: pass 0 outside training), scale. tinyattn's own
-    mask= (bool, True = may attend) and bias= (float, added) may be given instead or as well.
-    Unlike PyTorch's, it also returns the weights. One graph node, or under `ta.fused(False)`
-    the composed graph, whose weights are the Softmax's own output (after dropout, if any).
-    """
-    output, weights, _ = attend(q, k, v, attn_mask, dropout_p, is_causal, scale, mask=mask, bias=bias)
-    return output, weights
-
-
 class Attended(NamedTuple):
     """What attention made: output, weights (after dropout, if any) and the scores before the
     softmax (None from the fused node, inside which they never become a Tensor)."""
@@ -99,14 +84,15 @@ class Attended(NamedTuple):
     scores: Optional[Tensor]
 
 
-def attend(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *, mask=None, bias=None,
+def attend(q, k, v, *, mask=None, bias=None, dropout_p=0.0, scale=None,
            caller=("scaled_dot_product_attention", "the mask is True where a query may attend")):
-    """scaled_dot_product_attention's arguments -> Attended(output, weights, scores): the fused
-    node, or the composed graph when the switch is off (`ta.fused(False)`). caller: (the name
-    errors and the empty-row warning give, the polarity of the masks that caller takes)."""
-    scores_shape = _check_qkv(q, k, v)
+    """Attention with tinyattn's masks (mask bool, True = may attend; bias float, added) ->
+    Attended(output, weights, scores): the fused node, or the composed graph when the switch is
+    off (`ta.fused(False)`). caller: (the name errors and the empty-row warning give, the polarity
+    of the masks that caller takes). F.scaled_dot_product_attention folds PyTorch's attn_mask
+    and is_causal into mask and bias, then calls this."""
+    scores_shape = check_qkv(q, k, v)
     scale = attention_scale(q.shape[-1]) if scale is None else float(scale)
-    mask, bias = _merge_masks(attn_mask, is_causal, mask, bias, scores_shape)
     mask = attention_mask(mask, scores_shape, *caller)
     bias = _check_bias(bias, scores_shape, q.dtype, caller[0])
     keep = dropout_mask(scores_shape, dropout_p, q.dtype) if dropout_p else None
@@ -130,32 +116,6 @@ def attention_composed(q, k, v, mask, scale, bias=None, keep=None):
     return Attended(weights @ v, weights, scores)
 
 
-def _merge_masks(attn_mask, is_causal, mask, bias, scores_shape):
-    """PyTorch's attn_mask and is_causal folded into tinyattn's (mask, bias): a bool attn_mask
-    joins mask (both True = may attend), a float one joins bias, is_causal adds a causal mask."""
-    if is_causal:
-        if attn_mask is not None:  # as PyTorch, which refuses the pair
-            raise ValueError("scaled_dot_product_attention: pass attn_mask or is_causal=True, not both; "
-                             "for both, give attn_mask=mask & nn.causal_mask(T)")
-        Tq, Tk = scores_shape[-2:]
-        attn_mask = np.tril(np.ones((Tq, Tk), bool))  # query i sees keys 0..i (top left, as PyTorch)
-    if attn_mask is None:
-        return mask, bias
-    if not isinstance(attn_mask, Tensor):
-        attn_mask = np.asarray(attn_mask)
-    if attn_mask.dtype == np.bool_:
-        attn_mask = _raw(attn_mask)
-        return (attn_mask if mask is None else np.asarray(_raw(mask)) & attn_mask), bias
-    return mask, (attn_mask if bias is None else bias + attn_mask)
-
-
-def _raw(mask):
-    """A bool mask's array, whether it came as a Tensor or an array."""
-    return mask.data if isinstance(mask, Tensor) else mask
-
-
-def scaled_dot_product_attention_reference(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *,
-                                           mask=None, bias=None):
-    """scaled_dot_product_attention as its composed graph whatever the switch says (to read and to test)."""
-    with fused(False):
-        return scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale, mask=mask, bias=bias)
+# PyTorch's spelling, F.scaled_dot_product_attention, calls attend; F and the layers import it here.
+from .scaled_dot_product_attention import (scaled_dot_product_attention,  # noqa: E402,F401
+                                           scaled_dot_product_attention_reference)
