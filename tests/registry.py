@@ -12,9 +12,12 @@ import numpy as np
 
 import tinyattn as ta
 from tinyattn.autograd import ops_elementwise as ew
+from tinyattn.autograd import ops_log_softmax as ls
 from tinyattn.autograd import ops_nn as nn_ops
+from tinyattn.autograd import ops_max as mx
 from tinyattn.autograd import ops_reduce as red
 from tinyattn.autograd import ops_shape as shp
+from tinyattn.autograd import ops_where as wh
 from tinyattn.autograd.tensor import wrap
 
 CASES = []
@@ -98,8 +101,8 @@ case(red.Sum, "axes, keepdims", lambda a: a.sum(axis=(0, 2), keepdims=True), inp
 case(red.Sum, "last axis", lambda a: a.sum(axis=-1), inputs(normal(2, 3, 4)))
 case(red.Mean, "all", lambda a: a.mean(), inputs(normal(3, 4)))
 case(red.Mean, "axis 1", lambda a: a.mean(axis=1), inputs(strided(2, 3, 4)))
-case(red.Max, "all", lambda a: a.max(), inputs(distinct(3, 4)))
-case(red.Max, "axis, keepdims", lambda a: a.max(axis=-1, keepdims=True), inputs(distinct(2, 3, 4)))
+case(mx.Max, "all", lambda a: a.max(), inputs(distinct(3, 4)))
+case(mx.Max, "axis, keepdims", lambda a: a.max(axis=-1, keepdims=True), inputs(distinct(2, 3, 4)))
 
 # --- shapes ---------------------------------------------------------------------------------
 case(shp.Reshape, "plain", lambda a: a.reshape(4, 3), inputs(normal(2, 6)))
@@ -113,8 +116,8 @@ case(shp.GetItem, "bool mask", lambda a: a[np.array([True, False, True])], input
 case(shp.Cat, "axis 1", lambda a, b: ta.cat([a, b], axis=1), inputs(normal(2, 3), transposed(2, 4)))
 case(shp.Stack, "new axis 1", lambda a, b, c: ta.stack([a, b, c], axis=1), inputs(normal(2, 3), normal(2, 3), strided(2, 3)))
 case(shp.Unbind, "axis 1, some slices unused", lambda a: ta.unbind(a, axis=1)[::2], inputs(transposed(2, 5, 3)))
-case(shp.Where, "broadcast", lambda a, b: ta.where(np.array([True, False, True]), a, b), inputs(normal(2, 3), normal(2, 1)))
-case(shp.Where, "number branch", lambda a: ta.where(np.array([[True], [False]]), a, 0.0), inputs(normal(2, 3)))
+case(wh.Where, "broadcast", lambda a, b: ta.where(np.array([True, False, True]), a, b), inputs(normal(2, 3), normal(2, 1)))
+case(wh.Where, "number branch", lambda a: ta.where(np.array([[True], [False]]), a, 0.0), inputs(normal(2, 3)))
 case(shp.MaskedFill, "broadcast mask", lambda a: a.masked_fill(np.array([False, True, False]), -1.0), inputs(normal(2, 3)))
 
 # --- matmul, softmax, losses --------------------------------------------------------------------
@@ -128,8 +131,8 @@ case(nn_ops.Softmax, "last axis", lambda a: a.softmax(-1), inputs(normal(2, 3, 5
 case(nn_ops.Softmax, "axis 1, non-contiguous", lambda a: a.softmax(1), inputs(transposed(2, 4, 3)))
 case(nn_ops.Softmax, "mask with an empty row", lambda a: a.softmax(-1, mask=np.array([[True, False, True], [False, False, False]])),
      inputs(normal(2, 2, 3)))
-case(nn_ops.LogSoftmax, "last axis", lambda a: a.log_softmax(-1), inputs(normal(3, 5)))
-case(nn_ops.LogSoftmax, "axis 0", lambda a: a.log_softmax(0), inputs(strided(4, 3)))
+case(ls.LogSoftmax, "last axis", lambda a: a.log_softmax(-1), inputs(normal(3, 5)))
+case(ls.LogSoftmax, "axis 0", lambda a: a.log_softmax(0), inputs(strided(4, 3)))
 case(nn_ops.CrossEntropy, "(N, C)", lambda z: ta.cross_entropy(z, np.array([0, 3, 1, 3])), inputs(normal(4, 5)))
 case(nn_ops.CrossEntropy, "(B, T, C), ignore_index", lambda z: ta.cross_entropy(z, np.array([[1, 0, -1], [2, -1, -1]]), ignore_index=-1),
      inputs(normal(2, 3, 4)))
@@ -172,10 +175,10 @@ case(shp.GetItem, "split by sizes, chunk", lambda a: a.split([1, 3], dim=1) + a.
 case(shp.GetItem, "flip two dims", lambda a: a.flip((0, 2)), inputs(strided(2, 3, 4)))
 case(shp.Reshape, "squeeze, flatten, unflatten, contiguous", lambda a: (a.reshape(1, 3, 1, 4).squeeze(), a.flatten(),
      a.unflatten(1, (2, 2)), a.contiguous()), inputs(transposed(3, 4)))
-case(shp.Where, "maximum and minimum, broadcast", lambda a, b: (ta.maximum(a, b), b.minimum(a)), inputs(distinct(3, 4), normal(4)))
-case(shp.Where, "clamp by numbers and by a tensor", lambda a, lo: (a.clamp(-0.25, 0.45), ta.clip(a, min=lo)),
+case(wh.Where, "maximum and minimum, broadcast", lambda a, b: (ta.maximum(a, b), b.minimum(a)), inputs(distinct(3, 4), normal(4)))
+case(wh.Where, "clamp by numbers and by a tensor", lambda a, lo: (a.clamp(-0.25, 0.45), ta.clip(a, min=lo)),
      inputs(distinct(3, 4), lambda rng: leaf(np.array([0.05, 0.37, 0.8, 0.5]))))
-case(shp.Where, "norm (2), leaky_relu, elu, softplus", lambda a: (a.norm(dim=1), F.leaky_relu(a, 0.1), F.elu(a * 2), F.softplus(a * 4, 2.0, 3.0)),
+case(wh.Where, "norm (2), leaky_relu, elu, softplus", lambda a: (a.norm(dim=1), F.leaky_relu(a, 0.1), F.elu(a * 2), F.softplus(a * 4, 2.0, 3.0)),
      inputs(away_from_zero(3, 4)))
 case(red.Sum, "norm p=1 and p=3", lambda a: (a.norm(1, dim=0), a.norm(3) ** 3.0), inputs(away_from_zero(3, 4)))
 case(ew.Div, "var over two dims", lambda a: a.var((0, 2)), inputs(strided(2, 3, 4)))
@@ -223,14 +226,14 @@ case(rs.LSTMStep, "frozen row", lambda gi, h, c, w, b: rs.LSTMStep.apply(gi, h, 
      inputs(normal(3, 16), normal(3, 4), transposed(3, 4), normal(16, 4), normal(16)))
 
 # --- attention ----------------------------------------------------------------------------------
-from tinyattn.nn import sdpa  # noqa: E402
+from tinyattn.nn import scaled_dot_product_attention as sdpa_spelling  # noqa: E402
 from tinyattn.nn.fused.sdpa import ScaledDotProductAttention  # noqa: E402
 
 
 def _fused_sdpa(*args, **kwargs):
     """F.scaled_dot_product_attention's argument handling into the fused node, whatever TINYATTN_FUSED says."""
     with ta.fused(True):
-        return sdpa.scaled_dot_product_attention(*args, **kwargs)
+        return sdpa_spelling.scaled_dot_product_attention(*args, **kwargs)
 
 
 _PAD = np.array([[True, True, False, True], [False, False, False, False]])  # batch 1 attends to nothing

@@ -42,7 +42,7 @@ def test_the_trace_visits_every_node_once_after_all_its_consumers(rng):
         assert all(position[user] < position[node_id] for user in users)
     for record in tape:
         assert isinstance(nodes[record.node_id], Context)
-        assert record.name == nodes[record.node_id].fn_name  # freed after the walk: only its name left
+        assert record.name == nodes[record.node_id].fn.__name__  # freed after the walk: only its Function left
         assert record.seconds >= 0
 
 

@@ -13,7 +13,8 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .gradcheck import GradcheckError, gradcheck
 from .hooks import RemovableHandle
 from .ops_nn import cross_entropy
-from .ops_shape import cat, stack, unbind, where
+from .ops_shape import cat, stack, unbind
+from .ops_where import where
 from .tracing import NodeRecord, trace
 from .compare import clamp, maximum, minimum
 from .ops_einsum import einsum

@@ -96,5 +96,5 @@ def _reduce(x, op, axis, keepdims):
 
 from . import tensor as _tensor  # noqa: E402  (tensor.py imports the op modules first)
 from .ops_select import gather as _gather  # noqa: E402
-from .ops_shape import where as _where  # noqa: E402
+from .ops_where import where as _where  # noqa: E402
 from .promotion import pair as _pair  # noqa: E402

@@ -7,7 +7,6 @@ import numbers
 
 import numpy as np
 
-from .rng import generator  # noqa: F401  (the layers' initialisation asks it here too)
 from .tensor import Tensor, wrap
 
 

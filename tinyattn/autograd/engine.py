@@ -18,6 +18,8 @@ from . import tracing as _trace
 from .function import _freed_message, zeros_for_output
 from .hooks import run_hooks, run_output_hooks
 from . import versions as _versions
+from .inplace import as_used_by
+from .saved_check import check_saved
 
 
 def backward(roots, root_grads, retain_graph=False):
@@ -67,7 +69,7 @@ def backward(roots, root_grads, retain_graph=False):
         if tape is not None:
             started = _trace.clock()
         if _versions.last_change > node._created:  # something changed in place since node was made
-            _versions.check_saved(node)  # raise if it was an array node saved, rather than give a wrong gradient
+            check_saved(node)  # raise if it was an array node saved, rather than give a wrong gradient
         fn = node.fn
         in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
         if in_grads.__class__ is not tuple:
@@ -136,32 +138,3 @@ def _add_to_grad(tensor, grad):
         tensor.grad = np.array(grad, dtype=tensor.data.dtype, copy=True)
     else:
         tensor.grad += grad
-
-
-def as_used_by(tensor, node):
-    """`tensor` as it was when `node` used it: an in-place change made later in grad mode
-    (inplace.py) gave it a newer history, and keeps the one before in `_earlier`."""
-    # >=: a node's own output is never its input, so a tensor it made stood for an earlier value
-    while tensor._ctx is not None and tensor._ctx._created >= node._created:
-        tensor = tensor._earlier
-    return tensor
-
-
-def reverse_topological_order(starts, freed_error=None):
-    """Nodes reachable from `starts`, each listed after every node that consumes its outputs
-    (newest first, the order the walk visits them in). A node freed by an earlier backward
-    raises freed_error(node) (a RuntimeError about going through it a second time by default)."""
-    found = {}
-    todo = list(starts)
-    while todo:
-        node = todo.pop()
-        if node in found:
-            continue
-        if node.freed:
-            raise freed_error(node) if freed_error else RuntimeError(_freed_message(node))
-        found[node] = None
-        for tensor in node.inputs:
-            parent = as_used_by(tensor, node)._ctx
-            if parent is not None:
-                todo.append(parent)
-    return sorted(found, key=lambda node: node._created, reverse=True)

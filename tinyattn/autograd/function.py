@@ -55,13 +55,9 @@ class Context:
             raise RuntimeError(_freed_message(self))
         return self._saved
 
-    @property
-    def fn_name(self):
-        return self.fn.__name__
-
     def release(self):
         """Drop everything backward needed, keeping only the Function (it names the node in an error)."""
-        # A new dict (faster than clearing the old one); _created stays for engine.as_used_by.
+        # A new dict (faster than clearing the old one); _created stays for inplace.as_used_by.
         self.__dict__ = {"fn": self.fn, "freed": True, "_created": self._created}
 
 

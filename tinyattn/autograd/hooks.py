@@ -42,26 +42,41 @@ def _hooks_dict(tensor):
     return ctx.hooks.setdefault(tensor._out_index, {})
 
 
-def register_hook(tensor, fn):
-    if not callable(fn):
-        raise TypeError(f"register_hook: expected a function of the gradient array, got {type(fn).__name__}")
-    _check_requires_grad(tensor, "register_hook", "a hook")
-    hooks = _hooks_dict(tensor)
-    key = next(_next_key)
-    hooks[key] = fn
-    return RemovableHandle(hooks, key)
+class HookMethods:
+    """x.register_hook(fn), x.retain_grad() and x.grad_fn: Tensor inherits them (tensor.py)."""
+    __slots__ = ()  # a base of Tensor, whose instances keep their fixed slots
 
+    @property
+    def grad_fn(self):
+        """Name of the Function that made this tensor, or None for a leaf."""
+        ctx = self._ctx
+        return None if ctx is None else ctx.fn.__name__
 
-def retain_grad(tensor):
-    _check_requires_grad(tensor, "retain_grad", "a gradient")
-    if tensor._ctx is None:
-        return  # a leaf keeps its gradient in .grad anyway
-    if tensor._out_index in tensor._ctx.fn.used_inside:
-        raise RuntimeError(f"retain_grad: output {tensor._out_index} of {tensor._ctx.fn.__name__}, a fused node that uses it "
-                           "inside, would show only the gradient from outside (zeros if nothing else uses it); build "
-                           "the graph under `with ta.fused(False):`, where retain_grad shows the whole gradient.")
-    # A weak reference: the graph node must not keep the tensor alive (nor make a cycle).
-    _hooks_dict(tensor)[_RETAIN] = _Retain(weakref.ref(tensor))
+    def register_hook(self, fn):
+        """Call fn(grad array) in every backward once this tensor's gradient is complete.
+
+        fn may return a replacement (same shape and dtype) that flows on instead; returns a
+        handle whose .remove() takes the hook off. On a leaf it runs before .grad is updated.
+        """
+        if not callable(fn):
+            raise TypeError(f"register_hook: expected a function of the gradient array, got {type(fn).__name__}")
+        _check_requires_grad(self, "register_hook", "a hook")
+        hooks = _hooks_dict(self)
+        key = next(_next_key)
+        hooks[key] = fn
+        return RemovableHandle(hooks, key)
+
+    def retain_grad(self):
+        """Keep this intermediate tensor's gradient in .grad (summed across backwards)."""
+        _check_requires_grad(self, "retain_grad", "a gradient")
+        if self._ctx is None:
+            return  # a leaf keeps its gradient in .grad anyway
+        if self._out_index in self._ctx.fn.used_inside:
+            raise RuntimeError(f"retain_grad: output {self._out_index} of {self._ctx.fn.__name__}, a fused node that uses it "
+                               "inside, would show only the gradient from outside (zeros if nothing else uses it); build "
+                               "the graph under `with ta.fused(False):`, where retain_grad shows the whole gradient.")
+        # A weak reference: the graph node must not keep the tensor alive (nor make a cycle).
+        _hooks_dict(self)[_RETAIN] = _Retain(weakref.ref(self))
 
 
 def follow_in_place_change(tensor, old_node, old_index):

@@ -11,7 +11,7 @@ Three cases, as in PyTorch:
 3. Any other tensor in grad mode gets the change recorded: the out-of-place op runs on a copy of
    the old values (`_earlier`, which keeps the old history), the result is written into the
    array, and the tensor's history becomes the new node. Nodes that used the tensor before the
-   change still reach its old history (engine.as_used_by).
+   change still reach its old history (as_used_by, at the end of this file).
 Every change adds one to `x._version` (versions.py): a node that saved the old array for its
 backward then raises instead of giving a wrong gradient.
 """
@@ -151,7 +151,7 @@ def _replaced(x, value):
     """A tensor of x's shape holding `value` everywhere, on the graph: g flows to value, not to x."""
     everywhere = np.ones(x.shape, dtype=bool)
     if isinstance(value, _tensor.Tensor):
-        return _tensor._shape.Where.apply(everywhere, value, x)
+        return _tensor._where.Where.apply(everywhere, value, x)
     return x.masked_fill(everywhere, value)
 
 
@@ -162,6 +162,15 @@ def _with_history_of(tensor):
     # The chain of earlier values is kept only while a graph that may reach them is alive.
     earlier._earlier = tensor._earlier if tensor._ctx is not None and not tensor._ctx.freed else None
     return earlier
+
+
+def as_used_by(tensor, node):
+    """`tensor` as it was when `node` used it: an in-place change made later in grad mode
+    gave it a newer history, and keeps the one before in `_earlier` (the walk asks here)."""
+    # >=: a node's own output is never its input, so a tensor it made stood for an earlier value
+    while tensor._ctx is not None and tensor._ctx._created >= node._created:
+        tensor = tensor._earlier
+    return tensor
 
 
 from . import tensor as _tensor  # noqa: E402  (tensor.py imports this module before it defines Tensor)

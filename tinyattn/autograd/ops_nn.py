@@ -1,4 +1,4 @@
-"""The heavy ops: matmul, softmax, log-softmax and the fused cross-entropy.
+"""The heavy ops: matmul, softmax and the fused cross-entropy (log-softmax: ops_log_softmax.py).
 
 They call array functions (tinyattn/ops/reference.py has them in plain numpy, along the last
 axis), so this file holds only the calculus.
@@ -104,23 +104,6 @@ class Softmax(Function):
     def backward(ctx, g):
         (y,) = ctx.saved_tensors  # kept with the softmax axis last
         return _along(ctx.axis, lambda g_last: arrays.softmax_backward(y, g_last), g), None, None
-
-
-class LogSoftmax(Function):
-    """y = x - log(sum(exp(x))) along `axis`;  dL/dx = g - arrays.softmax(x) * sum(g) = g - exp(y) * sum(g)."""
-
-    @staticmethod
-    def forward(ctx, x, axis):
-        require_float("log_softmax", x=x)
-        y = _along(axis, arrays.log_softmax, x)
-        ctx.save_for_backward(y)
-        ctx.axis = axis
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return _along(ctx.axis, arrays.log_softmax_backward, y, g), None
 
 
 class CrossEntropy(Function):

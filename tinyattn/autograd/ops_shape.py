@@ -1,12 +1,12 @@
 """Ops that move, pick or join elements without arithmetic.
 
 Their backward puts each gradient element back where its value came from: reshape back,
-permute back, scatter into zeros (getitem), split (cat, stack), route by the condition (where).
+permute back, scatter into zeros (getitem), split (cat, stack), keep the unfilled places
+(masked_fill; ta.where is in ops_where.py).
 """
 import numpy as np
 
 from .axes import axes
-from .broadcast import unbroadcast
 from .errors import ShapeError
 from .function import Function
 from .promotion import one_dtype
@@ -161,27 +161,6 @@ def _check_same_shapes(op, arrays, skip_axis):
             raise ShapeError(f"{op}: tensor {i} has shape {array.shape}, tensor 0 has {first}; {what} must match")
 
 
-class Where(Function):
-    """y = a where cond else b;  dL/da = g where cond else 0,  dL/db = g where not cond else 0."""
-
-    @staticmethod
-    def forward(ctx, cond, a, b):
-        ctx.meta = cond, a.shape, b.shape
-        try:
-            return np.where(cond, a, b)
-        except ValueError:
-            raise ShapeError(f"where: cond {cond.shape}, a {a.shape}, b {b.shape} do not broadcast") from None
-
-    @staticmethod
-    def backward(ctx, g):
-        cond, shape_a, shape_b = ctx.meta
-        _, need_a, need_b = ctx.needs_input_grad
-        # products with the bool condition: ~20x numpy's where when the condition is random
-        return (None,
-                unbroadcast(g * cond, shape_a) if need_a else None,
-                unbroadcast(g * ~cond, shape_b) if need_b else None)
-
-
 class MaskedFill(Function):
     """y = value where mask else x;  dL/dx = g where not mask else 0 (the filled places are constants)."""
 
@@ -200,7 +179,7 @@ class MaskedFill(Function):
         return g * ~mask, None, None  # a product with the bool mask, as Where's
 
 
-# --- the user-facing spellings: ta.cat, ta.stack, ta.unbind, ta.where ------------------------------
+# --- the user-facing spellings: ta.cat, ta.stack, ta.unbind -------------------------------------
 
 def cat(tensors, axis=0, *, dim=None):
     """Join tensors along an existing axis (PyTorch's dim= works too)."""
@@ -225,19 +204,6 @@ def unbind(tensor, axis=0, *, dim=None):
     axis = axis if dim is None else dim
     slices = Unbind.apply(tensor, _axis(axis, tensor.ndim, "unbind"))
     return tuple(share_with_view(piece, tensor) for piece in slices)  # views: one version counter
-
-
-def where(cond, a, b):
-    """a where cond is True, else b (a or b may be numbers)."""
-    from .promotion import pair
-    from .tensor import Tensor
-
-    cond = np.asarray(cond.data if isinstance(cond, Tensor) else cond)
-    if cond.dtype != np.bool_:
-        raise TypeError(f"where: cond must be bool, got {cond.dtype}")
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = Tensor(a)  # two numbers: the first sets the dtype (a Python float: float32)
-    return Where.apply(cond, *pair(a, b))
 
 
 def _axis(axis, ndim, op):

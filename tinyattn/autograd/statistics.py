@@ -74,4 +74,4 @@ def norm(x, p="fro", dim=None, keepdim=False):
 
 
 from . import tensor as _tensor  # noqa: E402  (tensor.py imports the op modules first)
-from .ops_shape import where as _where  # noqa: E402
+from .ops_where import where as _where  # noqa: E402

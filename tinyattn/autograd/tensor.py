@@ -13,18 +13,20 @@ import numbers
 import numpy as np
 
 from .errors import require_float
+from .hooks import HookMethods
 from .index_order import integers_first
 from .inplace import InPlaceOps
 from .tensor_conveniences import TensorConveniences
+from .tensor_math import TensorMath
 from .tensor_methods import TensorMethods
 from . import versions as _versions
 from .axes import axes as _axes, one_axis as _one_axis, pytorch_names as _pytorch_names
 
 
-class Tensor(TensorConveniences, TensorMethods, InPlaceOps):
+class Tensor(TensorConveniences, HookMethods, TensorMath, TensorMethods, InPlaceOps):
     """An array that remembers the op that made it (module docstring); conversions:
-    tensor_conveniences.py; PyTorch's other methods: tensor_methods.py; in-place ops
-    (x += y, x.zero_()): inplace.py."""
+    tensor_conveniences.py; hooks, retain_grad, grad_fn: hooks.py; powers, exp, log, sqrt, abs,
+    comparisons: tensor_math.py; PyTorch's other methods: tensor_methods.py; in-place ops: inplace.py."""
     __slots__ = ("data", "grad", "requires_grad", "_ctx", "_out_index", "_hooks", "_versions", "_earlier",
                  "__weakref__")
 
@@ -63,17 +65,6 @@ class Tensor(TensorConveniences, TensorMethods, InPlaceOps):
     ndim = property(lambda self: self.data.ndim)
     is_leaf = property(lambda self: self._ctx is None)
 
-    @property
-    def grad_fn(self):
-        """Name of the Function that made this tensor, or None for a leaf."""
-        ctx = self._ctx
-        return None if ctx is None else getattr(ctx, "fn_name", None) or ctx.fn.__name__
-
-    # --- leaving the graph ----------------------------------------------------------------
-    def detach(self):
-        """The same data as a new leaf with no history: gradients stop here."""
-        return _versions.share_with_view(wrap(self.data), self)
-
     # --- the backward pass ----------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
         """Compute d(self)/d(leaf) for every leaf that requires grad, into leaf.grad.
@@ -94,18 +85,6 @@ class Tensor(TensorConveniences, TensorMethods, InPlaceOps):
                 )
             grad = np.ones(self.data.shape, self.data.dtype)
         _engine.backward([self], [grad], retain_graph=retain_graph)
-
-    def register_hook(self, fn):
-        """Call fn(grad array) in every backward once this tensor's gradient is complete.
-
-        fn may return a replacement (same shape and dtype) that flows on instead; returns a
-        handle whose .remove() takes the hook off. On a leaf it runs before .grad is updated.
-        """
-        return _hooks.register_hook(self, fn)
-
-    def retain_grad(self):
-        """Keep this intermediate tensor's gradient in .grad (summed across backwards)."""
-        _hooks.retain_grad(self)
 
     # --- operators (the Functions live in ops_*.py) ------------------------------------
     def __add__(self, other):
@@ -135,61 +114,11 @@ class Tensor(TensorConveniences, TensorMethods, InPlaceOps):
     def __neg__(self):
         return _ew.Neg.apply(self)
 
-    def __pow__(self, exponent):
-        if not isinstance(exponent, numbers.Real):
-            raise TypeError(
-                f"pow: the exponent must be a number, got {type(exponent).__name__}; "
-                "for a tensor exponent write exp(b * log(a))"
-            )
-        if self.data.dtype.kind != "f":  # integers: as PyTorch, int ** int stays int, int ** float is float32
-            if isinstance(exponent, numbers.Integral):
-                if exponent < 0:
-                    raise ValueError(f"pow: an integer tensor to the negative power {exponent}; "
-                                     "convert it first with .float()")
-                return wrap(self.data.astype(np.int64) ** int(exponent))  # integers carry no gradient
-            return _ew.Pow.apply(wrap(self.data.astype(np.float32)), float(exponent))
-        return _ew.Pow.apply(self, float(exponent))
-
-    def __rpow__(self, base):
-        """number ** tensor, element-wise (a float result, as exp(tensor * log(number)))."""
-        if not isinstance(base, numbers.Real):
-            raise TypeError(f"pow: {type(base).__name__} ** tensor needs a number as the base")
-        if self.data.dtype.kind in "iu" and isinstance(base, numbers.Integral):  # int ** int stays int, as PyTorch
-            if (self.data < 0).any():
-                raise ValueError(f"pow: {base} ** an integer tensor with negative entries; convert it first with .float()")
-            return wrap(np.power(np.int64(base), self.data.astype(np.int64)))
-        return _ew.PowOfNumber.apply(_floating(self), float(base))
-
-    def __abs__(self):
-        """|x| element-wise, same shape and dtype; dL/dx = g * sign(x)."""
-        return _ew.Abs.apply(self)
-
-    abs = __abs__
-
     def __matmul__(self, other):
         return _nn.MatMul.apply(*_pair(self, other))
 
     def __rmatmul__(self, other):
         return _nn.MatMul.apply(*_pair(other, self))
-
-    # Comparisons give bool tensors that carry no gradient.
-    def __lt__(self, other):
-        return wrap(self.data < _raw(other))
-
-    def __le__(self, other):
-        return wrap(self.data <= _raw(other))
-
-    def __gt__(self, other):
-        return wrap(self.data > _raw(other))
-
-    def __ge__(self, other):
-        return wrap(self.data >= _raw(other))
-
-    def __eq__(self, other):
-        return wrap(self.data == _raw(other))
-
-    def __ne__(self, other):
-        return wrap(self.data != _raw(other))
 
     __hash__ = object.__hash__
 
@@ -201,18 +130,6 @@ class Tensor(TensorConveniences, TensorMethods, InPlaceOps):
         return _versions.share_with_view(_shape.GetItem.apply(self, index), self)
 
     # --- methods ------------------------------------------------------------------------
-    def exp(self):
-        """e^x element-wise, same shape; dL/dx = g * e^x. Integer input becomes float32."""
-        return _ew.Exp.apply(_floating(self))
-
-    def log(self):
-        """Natural log element-wise, same shape; dL/dx = g / x. Integer input becomes float32."""
-        return _ew.Log.apply(_floating(self))
-
-    def sqrt(self):
-        """Square root element-wise, same shape; dL/dx = g / (2 sqrt(x)). Integer input becomes float32."""
-        return _ew.Sqrt.apply(_floating(self))
-
     def tanh(self):
         """tanh element-wise, same shape; dL/dx = g * (1 - tanh(x)^2). Integer input becomes float32."""
         return _ew.Tanh.apply(_floating(self))
@@ -243,15 +160,6 @@ class Tensor(TensorConveniences, TensorMethods, InPlaceOps):
             shape = tuple(shape[0])
         return _versions.share_with_view(_shape.Reshape.apply(self, shape), self)
 
-    def unsqueeze(self, axis=None, *, dim=None):
-        """A new axis of size 1 at `axis` (in [-ndim - 1, ndim], as PyTorch)."""
-        axis, _ = _pytorch_names("unsqueeze", axis, dim, False, None)
-        if axis is None or not -self.ndim - 1 <= axis <= self.ndim:
-            raise ValueError(f"unsqueeze: axis {axis} is out of range for a tensor with {self.ndim} dims "
-                             f"(a new axis goes at {-self.ndim - 1}..{self.ndim})")
-        axis = axis if axis >= 0 else axis + self.ndim + 1
-        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
-
     def transpose(self, axis_a=-2, axis_b=-1):
         """Swap two axes (PyTorch's transpose(dim0, dim1)); `.T` reverses them all."""
         order = list(range(self.ndim))
@@ -277,7 +185,7 @@ class Tensor(TensorConveniences, TensorMethods, InPlaceOps):
     def log_softmax(self, axis=-1, *, dim=None):
         """x - log(sum(exp(x))) along `axis`, same shape (stable for large x)."""
         axis, _ = _pytorch_names("log_softmax", axis, dim, False, None, default_axis=-1)
-        return _nn.LogSoftmax.apply(self, _one_axis(axis, self.ndim, "log_softmax"))
+        return _log_softmax.LogSoftmax.apply(self, _one_axis(axis, self.ndim, "log_softmax"))
 
     def masked_fill(self, mask, value):
         """Put `value` where `mask` is True (as PyTorch); those places get no gradient."""
@@ -338,9 +246,9 @@ def _bool_mask(mask, op):
 
 from . import engine as _engine  # noqa: E402  (these modules need Tensor defined first)
 from .promotion import pair as _pair, to_array as _to_array  # noqa: E402
-from . import hooks as _hooks  # noqa: E402
 from . import ops_elementwise as _ew  # noqa: E402
 from . import ops_nn as _nn  # noqa: E402
 from . import ops_reduce as _reduce  # noqa: E402
 from . import ops_shape as _shape  # noqa: E402
 from . import compare as _compare, ops_select as _select, shaping as _shaping, statistics as _statistics  # noqa: E402
+from . import ops_log_softmax as _log_softmax, ops_where as _where  # noqa: E402

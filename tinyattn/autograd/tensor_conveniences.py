@@ -1,5 +1,5 @@
 """What a Tensor offers besides backpropagation: its size, printing, conversions to numpy, Python
-and other dtypes, and PyTorch's spellings of them (size(), numel(), dim(), long(), to(), clone(),
+and other dtypes, and PyTorch's spellings of them (size(), numel(), dim(), long(), to(), clone(), detach(),
 t(), view()). Tensor (tensor.py) inherits them, so tensor.py keeps to the graph and the ops.
 """
 import numpy as np
@@ -131,6 +131,10 @@ class TensorConveniences:
         if self.data.dtype.kind != "f":
             return _tensor.wrap(self.data.copy())
         return _tensor._ew.Cast.apply(self, self.data.dtype)  # astype copies; Cast's backward is the identity
+
+    def detach(self):
+        """The same data as a new leaf with no history, leaving the graph: gradients stop here."""
+        return _tensor._versions.share_with_view(_tensor.wrap(self.data), self)
 
 
 def matmul(a, b):

@@ -145,6 +145,15 @@ class TensorMethods:
         """Zeros below the `diagonal`-th diagonal of the last two dims."""
         return _tensor._shaping.triu(self, diagonal)
 
+    def unsqueeze(self, axis=None, *, dim=None):
+        """A new axis of size 1 at `axis` (in [-ndim - 1, ndim], as PyTorch)."""
+        axis, _ = pytorch_names("unsqueeze", axis, dim, False, None)
+        if axis is None or not -self.ndim - 1 <= axis <= self.ndim:
+            raise ValueError(f"unsqueeze: axis {axis} is out of range for a tensor with {self.ndim} dims "
+                             f"(a new axis goes at {-self.ndim - 1}..{self.ndim})")
+        axis = axis if axis >= 0 else axis + self.ndim + 1
+        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
+
     def contiguous(self):
         """self if its elements are laid out in row-major order already, else a row-major copy
         that stays on the graph (PyTorch's contiguous)."""
@@ -154,3 +163,4 @@ class TensorMethods:
 
 
 from . import tensor as _tensor  # noqa: E402  (tensor.py imports this module before it defines Tensor)
+from .axes import pytorch_names  # noqa: E402

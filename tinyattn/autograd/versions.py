@@ -7,13 +7,11 @@ it shares its counter too: changing either counts for both, as in PyTorch.
 Graph nodes and in-place changes are stamped from one clock (`tick`), so backward can tell, at
 each node, whether a tensor whose array the node saved (Mul keeps a and b, Exp keeps its output)
 changed after the node was made; the gradient would then be silently wrong, so backward raises
-PyTorch's error instead. The node's arguments it holds already; a change of the node's own output
+PyTorch's error instead (saved_check.py). The node's arguments it holds already; a change of the node's own output
 (or of a view of it) is written onto the node by the change itself (`producer` below). Forward
 writes down nothing for this: the cost falls on the rare in-place change, not on every op.
 """
 import itertools
-
-import numpy as np
 
 tick = itertools.count(1).__next__  # the clock: node creation numbers and in-place changes
 last_change = 0  # the stamp of the latest in-place change anywhere (the walk skips checks before it)
@@ -63,26 +61,3 @@ def share_with_view(view, base):
         shared = view._versions = counter(base)
         shared.shared = True
     return view
-
-
-def check_saved(node):
-    """Raise PyTorch's error if an array `node` saved for backward was changed in place after the
-    node was made (engine.py asks only when some change happened since then)."""
-    saved = [array for array in node._saved if isinstance(array, np.ndarray)]
-    for position, arg in enumerate(node.args):
-        shared = getattr(arg, "_versions", None)
-        if shared is not None and shared.changed_at > node._created and any(
-                np.may_share_memory(a, arg.data) for a in saved):  # the array itself or a view of it
-            _raise_changed(node, f"argument {position}", arg.data, shared)
-    for array, shared in node.changed_outputs:
-        if any(np.may_share_memory(a, array) for a in saved):
-            _raise_changed(node, "its output", array, shared)
-
-
-def _raise_changed(node, what, array, shared):
-    raise RuntimeError(
-        f"one of the variables needed for gradient computation has been modified by an inplace "
-        f"operation: the {array.dtype} tensor of shape {tuple(array.shape)} that is {what} of "
-        f"{node.fn.__name__} is at version {shared.count}, changed after {node.fn.__name__} saved it "
-        "for backward. Hint: change a copy (y = x.clone(); y += ...), write the change out of place "
-        "(x = x + ...), or make it after backward")

@@ -26,7 +26,8 @@ from .embedding import Embedding
 from .linear import Linear
 from .module import Module, Parameter
 from .masks import attention_mask
-from .sdpa import attention_scale, scaled_dot_product_attention
+from .scaled_dot_product_attention import scaled_dot_product_attention
+from .sdpa import attention_scale
 from .sizes import check_sizes
 
 SCORES = ("dot", "scaled_dot", "cosine", "general", "additive")

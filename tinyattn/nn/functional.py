@@ -4,14 +4,14 @@ import numpy as np
 
 from ..autograd.errors import ShapeError, require_float
 from ..autograd.ops_select import pad  # noqa: F401
-from ..autograd.ops_shape import where
+from ..autograd.ops_where import where
 from ..autograd.spellings import module_getattr
 from ..autograd.tensor import Tensor, wrap
 from .cross_entropy import cross_entropy  # noqa: F401
 from .gelu import gelu  # noqa: F401
 from .masks import dropout_mask
 from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, stable_softplus  # noqa: F401
-from .sdpa import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
+from .scaled_dot_product_attention import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
 
 __all__ = ["cross_entropy", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "softmax",
            "log_softmax", "relu", "gelu", "leaky_relu", "softplus", "elu", "dropout", "pad", "one_hot",

@@ -114,8 +114,3 @@ def attention_composed(q, k, v, mask, scale, bias=None, keep=None):
     if keep is not None:
         weights = weights * wrap(keep)
     return Attended(weights @ v, weights, scores)
-
-
-# PyTorch's spelling, F.scaled_dot_product_attention, calls attend; F and the layers import it here.
-from .scaled_dot_product_attention import (scaled_dot_product_attention,  # noqa: E402,F401
-                                           scaled_dot_product_attention_reference)

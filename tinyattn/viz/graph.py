@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.engine import reverse_topological_order
+from ..autograd.walk_order import reverse_topological_order
 from ..autograd.tensor import Tensor
 from ..autograd.tracing import grad_norm
 from .heatmaps import _finish, _pyplot
@@ -140,7 +140,7 @@ _COLOURS = {"function": "#dbe9f6", "parameter": "#fde2c4", "input": "#dcefd9"}
 
 def _freed_error(node):
     return ValueError(
-        f"draw_graph: the graph was freed by backward() (at {node.fn_name}); draw it before backward(), "
+        f"draw_graph: the graph was freed by backward() (at {node.fn.__name__}); draw it before backward(), "
         "or call backward(retain_graph=True) to keep it (and to see the gradients' norms)"
     )
 
