@@ -12,8 +12,7 @@ shared machine falls on all of them; the table gives each engine's median and ra
 rounds' ms per step, and the median (and range) of the per-round ratios to PyTorch and to
 this tree. An older tree is `git archive <commit> tinyattn` of this repository, imported as
 tinyattn_<commit> (as compare_trees.py does); a model an older tree cannot run is reported, not
-adapted. Each engine runs with the cycle collector's threshold its own import leaves (main
-raises it, ops/collector.py; PyTorch and older trees keep Python's). All thread pools are set to 1 before numpy loads (a child process when called from
+adapted. All thread pools are set to 1 before numpy loads (a child process when called from
 run_all.py) and torch.set_num_threads(1).
 """
 import os
@@ -25,7 +24,6 @@ if __name__ == "__main__":  # before numpy is imported: thread pools read these 
     os.environ.update(ONE_THREAD)
 
 import argparse  # noqa: E402
-import gc  # noqa: E402
 import importlib  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
@@ -40,7 +38,6 @@ import outside_models  # noqa: E402
 from _timing import markdown_table  # noqa: E402
 
 MODELS = list(outside_models.SIZES)
-PYTHON_GC = gc.get_threshold()  # before tinyattn is imported: what PyTorch and the older trees run with
 
 
 def import_tree(commit):
@@ -94,15 +91,11 @@ def measure(rounds, steps, commits):
         for step in model_runs.values():
             for i in range(3):
                 step(i)
-    # Each engine runs with the cycle collector its own import sets, as in a user's process: main
-    # raises the first threshold on import (ops/collector.py), PyTorch and the older trees do not.
-    main_gc = gc.get_threshold()
     times = {name: {engine: [] for engine in model_runs} for name, model_runs in runs.items()}
     for r in range(rounds):
         for name, model_runs in runs.items():
             order = list(model_runs)
             for engine in order[r % len(order):] + order[:r % len(order)]:
-                gc.set_threshold(*(main_gc if engine == "main" else PYTHON_GC))
                 step, start = model_runs[engine], time.perf_counter()
                 for i in range(steps):
                     step(r * steps + i)

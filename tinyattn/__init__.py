@@ -61,12 +61,10 @@ from . import data, metrics, models, nn, optim, viz  # noqa: E402  (after the en
 from .nn.fused.switch import fused, is_fused  # noqa: E402  (the one switch for every fused node)
 from .train.checkpoint import CheckpointError, load, save  # noqa: E402
 from .ops.blas_threads import apply_default as _one_blas_thread, blas_threads, set_blas_threads  # noqa: E402
-from .ops.collector import apply_default as _fewer_collections  # noqa: E402
 
 from .autograd.spellings import module_getattr  # noqa: E402
 
 _one_blas_thread()  # small products run faster on one thread: see ops/blas_threads.py
-_fewer_collections()  # a step's graph nodes are freed by reference counting: see ops/collector.py
 clip = clamp  # numpy's and PyTorch's other name
 __version__ = "0.1.0"
 __getattr__ = module_getattr(__name__, globals())
