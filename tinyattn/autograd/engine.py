@@ -81,7 +81,7 @@ def backward(roots, root_grads, retain_graph=False):
             )
         if tape is not None:
             tape.record(node, out_grads, in_grads, _trace.clock() - started)
-        for tensor, grad, needed in zip(node.args, in_grads, node.needs_input_grad):
+        for position, (tensor, grad, needed) in enumerate(zip(node.args, in_grads, node.needs_input_grad)):
             if not needed:
                 continue
             parent = tensor._ctx
@@ -96,7 +96,7 @@ def backward(roots, root_grads, retain_graph=False):
             if grad.shape != data.shape or (grad.dtype is not data.dtype and grad.dtype != data.dtype):
                 raise RuntimeError(
                     f"{fn.__name__}.backward returned a {grad.dtype} gradient of shape {grad.shape} "
-                    f"for argument {[g is grad for g in in_grads].index(True)}, a {data.dtype} tensor of shape {data.shape}"
+                    f"for argument {position}, a {data.dtype} tensor of shape {data.shape}"
                 )
             if parent is None:
                 _accumulate_leaf(tensor, grad, held)

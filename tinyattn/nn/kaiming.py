@@ -4,8 +4,6 @@ weights are drawn with variance gain^2 / fan. nn.init names these with the other
 """
 import math
 
-from .init import _fans, normal_, uniform_
-
 
 def calculate_gain(nonlinearity, param=None):
     """The factor that keeps activations' variance through a layer followed by `nonlinearity`."""
@@ -42,3 +40,6 @@ def kaiming_uniform_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
 def kaiming_normal_(tensor, a=0.0, mode="fan_in", nonlinearity="leaky_relu"):
     """N(0, std^2), std = gain / sqrt(fan) (He et al. 2015)."""
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode, "kaiming_normal_")))
+
+
+from .init import _fans, normal_, uniform_  # noqa: E402  (init.py imports this module at its end)

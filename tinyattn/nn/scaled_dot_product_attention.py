@@ -4,7 +4,7 @@ is_causal are folded into tinyattn's mask and bias, then attend runs.
 """
 import numpy as np
 
-from ..autograd.tensor import Tensor
+from ..autograd.tensor import Tensor, _raw
 from .fused.switch import fused
 from .sdpa import attend, check_qkv
 
@@ -43,11 +43,6 @@ def _merge_masks(attn_mask, is_causal, mask, bias, Tq, Tk):
         attn_mask = _raw(attn_mask)
         return (attn_mask if mask is None else np.asarray(_raw(mask)) & attn_mask), bias
     return mask, (attn_mask if bias is None else bias + attn_mask)
-
-
-def _raw(mask):
-    """A bool mask's array, whether it came as a Tensor or an array."""
-    return mask.data if isinstance(mask, Tensor) else mask
 
 
 def scaled_dot_product_attention_reference(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, *,

@@ -1,0 +1,57 @@
+"""A wrong gradient names its own argument; the stand-ins for PyTorch names tinyattn lacks stay out of dir(); nn.init and nn.kaiming load in either order."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+
+
+def test_a_wrong_gradient_names_its_own_argument_even_when_two_arguments_share_one_array():
+    """engine.py: the position is found by `[g is grad for g in in_grads].index(True)`, so a
+    backward that returns one array for both arguments (the usual learner's slip: forgetting
+    to unbroadcast b's gradient) is reported against argument 0, whose gradient was right."""
+    class BadAdd(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g  # b was broadcast: its gradient should be summed to b's shape
+
+    a, b = ta.randn(2, 3, requires_grad=True), ta.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"shape \(2, 3\) for argument 1, a float32 tensor of shape \(3,\)"):
+        BadAdd.apply(a, b).sum().backward()
+
+
+def test_the_placeholders_for_missing_pytorch_names_are_not_offered_as_attributes():
+    """spellings.explain_missing_names puts 31 raising class attributes on Tensor; dir() lists
+    them, so Tab completion offers x.cuda / x.prod / x.sort, and CPython's own suggestion points
+    a misspelling at a name that does not exist either (x.amx -> "Did you mean: 'amax'?")."""
+    x = ta.zeros(2)
+    phantom = [name for name in ("amax", "cuda", "device", "prod", "sort") if name in dir(x)]
+    assert phantom == [], phantom
+    shown = subprocess.run([sys.executable, "-c", "import tinyattn as ta; ta.zeros(2).amx"],
+                           capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}).stderr
+    assert "Did you mean: 'amax'?" not in shown, shown
+
+
+def test_nn_kaiming_can_be_the_first_of_the_two_init_modules_loaded():
+    """nn/init.py imports nn/kaiming.py at its bottom and kaiming.py imports init.py at its top:
+    loaded first (with the package __init__s stubbed, i.e. any import order other than today's),
+    kaiming.py fails with a circular ImportError. Its twin, tensor.py <-> tensor_math.py, works in
+    either order because tensor_math.py imports tensor at its bottom."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = textwrap.dedent(f"""
+        import importlib, os, sys, types
+        for pkg in ("tinyattn", "tinyattn.nn"):
+            m = types.ModuleType(pkg); m.__path__ = [os.path.join({root!r}, *pkg.split("."))]; sys.modules[pkg] = m
+        importlib.import_module("tinyattn.nn.kaiming")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr.strip().splitlines()[-1]
