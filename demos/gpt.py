@@ -31,7 +31,7 @@ import sysconfig
 import time
 
 # Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
-# save (benchmarks/RESULTS.md, "The demo"). Set before numpy loads; your own setting wins.
+# save (benchmarks/RESULTS.md, "BLAS threads"). Set before numpy loads; your own setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402

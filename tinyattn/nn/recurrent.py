@@ -5,7 +5,7 @@ A kind of cell is its step rule, the equations of one step written with autograd
 its own file: rnn.py, gru.py, lstm.py. The cell (recurrent_cell.py) runs its rule once; the layer
 runs it step by step, freezing the state of sequences that have ended. That composed graph is what runs under
 `ta.fused(False)`. By default the same numbers (to 1e-10 in float64) come from fused nodes, which
-benchmarks/bench_recurrent.py measures faster (figures in benchmarks/RESULTS.md): for GRU and
+benchmarks/bench_recurrent.py measures faster (benchmarks/RESULTS.md, "one current table"): for GRU and
 LSTM cells one node per step (fused/recurrent_steps.py), and for nn.GRU and nn.LSTM one node per
 direction of a whole sequence (fused/gru_sequence.py, fused/lstm_sequence.py). Parameter names and init follow
 PyTorch, so a PyTorch state_dict loads as it is.

@@ -3,7 +3,7 @@
     h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (or relu)
 
 The loop over the steps, stacking and both directions are recurrent.py's, shared with GRU and LSTM.
-The RNN has no fused node: its step is these few ops on either path (a node measured 1.10x).
+The RNN has no fused node: its step is these few ops on either path (a node gained too little).
 """
 from .recurrent import RecurrentLayer, StepRule, project
 from .recurrent_cell import RecurrentCell

@@ -19,8 +19,9 @@ What runs where (measured for the translation model, (64, 1, 14) scores with h =
 products (v . hidden for all pairs at once, weights @ values, ...) are BLAS calls, the softmax
 is the softmax of tinyattn/ops/arrays.py, and the two element-wise passes over the (B, Tq, Tk, h) hidden
 tensor, the one place with work per (pair, unit), are `pair_tanh` (forward: numpy, whose SIMD
-tanh beat a Numba loop with fast_tanh, 52-62 against 84-90 us, RESULTS.md) and `through_pair_tanh`
-(backward: a Numba kernel, 15 us against the numpy reference's 76, benchmarks/RESULTS.md).
+tanh beat a Numba loop with fast_tanh when the kernels were written) and `through_pair_tanh`
+(backward: a Numba kernel, 10.5 us against the numpy reference's 47.6; benchmarks/RESULTS.md,
+"one current table", bench_fused.py's row).
 """
 
 import numpy as np

@@ -2,8 +2,8 @@
 
 Each equals the `equations` of its step rule (nn/gru.py GRURule, nn/lstm.py LSTMRule: the same
 step as autograd ops, the reference), which nn.GRUCell/LSTMCell run instead under
-`ta.fused(False)`. (The Elman RNN has no node: one measured 1.10x its composed step and
-1.12-1.19x its layer, benchmarks/bench_recurrent.py, too little to keep a second form.)
+`ta.fused(False)`. (The Elman RNN has no node: one gained too little over its composed step
+to keep a second form; the figure is in the git history of benchmarks/RESULTS.md.)
 
 Each step takes the input projection gi = x W_ih^T + b_ih already computed (a sequence layer
 computes it for all time steps in one product) and the previous state, and returns the next

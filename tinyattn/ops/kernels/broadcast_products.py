@@ -7,8 +7,8 @@ attention code writes all the time then cost one short loop per row:
                               a mask or a normaliser per row
     x (..., n) * v (n,)       one number per column: the additive score's v, LayerNorm's gain
 
-(768, 128) * (768, 1) takes numpy 22.6 us and one Numba pass 10.3; (768, 64) * (64,) 11.4 and 5.4
-(benchmarks/RESULTS.md).
+(768, 128) * (768, 1) takes numpy 14.3 us and one Numba pass 6.5; (768, 64) * (64,) 6.6 and 3.4
+(benchmarks/RESULTS.md, "one current table", broadcast products row).
 Every other product (same shapes, the usual case, mixed dtypes, or any other broadcast) is
 numpy's a * b, which is also the reference (tinyattn/ops/reference.py). Both give numpy's bits.
 
