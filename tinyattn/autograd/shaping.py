@@ -8,7 +8,6 @@ import numpy as np
 
 from .axes import axes, one_axis
 from .errors import ShapeError
-from .triangles import tril, triu  # noqa: F401  (Tensor.tril and .triu reach them here)
 
 
 def split(x, split_size_or_sections, dim=0):

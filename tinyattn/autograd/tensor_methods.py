@@ -139,11 +139,11 @@ class TensorMethods:
 
     def tril(self, diagonal=0):
         """Zeros above the `diagonal`-th diagonal of the last two dims."""
-        return _tensor._shaping.tril(self, diagonal)
+        return _triangles.tril(self, diagonal)
 
     def triu(self, diagonal=0):
         """Zeros below the `diagonal`-th diagonal of the last two dims."""
-        return _tensor._shaping.triu(self, diagonal)
+        return _triangles.triu(self, diagonal)
 
     def unsqueeze(self, axis=None, *, dim=None):
         """A new axis of size 1 at `axis` (in [-ndim - 1, ndim], as PyTorch)."""
@@ -162,5 +162,5 @@ class TensorMethods:
         return self.reshape(-1).reshape(self.shape)  # flattening a strided array copies it into order
 
 
-from . import tensor as _tensor  # noqa: E402  (tensor.py imports this module before it defines Tensor)
+from . import tensor as _tensor, triangles as _triangles  # noqa: E402  (tensor.py imports this module before it defines Tensor)
 from .axes import pytorch_names  # noqa: E402

@@ -20,7 +20,8 @@ from ..nn.fused.attentive_decoder import AttentiveGRUDecoder
 from ..nn.fused.switch import is_fused
 from ..nn.embedding import Embedding
 from ..nn.linear import Linear
-from ..nn.masks import attention_mask, padding_mask, real_positions
+from ..nn.mask_check import attention_mask
+from ..nn.masks import padding_mask, real_positions
 from ..nn.module import Module
 from ..nn.gru import GRU, GRUCell
 from .translator import Translator

@@ -25,7 +25,7 @@ from .fused.switch import is_fused
 from .embedding import Embedding
 from .linear import Linear
 from .module import Module, Parameter
-from .masks import attention_mask
+from .mask_check import attention_mask
 from .scaled_dot_product_attention import scaled_dot_product_attention
 from .sdpa import attention_scale
 from .sizes import check_sizes

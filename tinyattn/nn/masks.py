@@ -15,7 +15,6 @@ import numpy as np
 from ..autograd.rng import generator
 from ..autograd.errors import ShapeError
 from ..autograd.tensor import Tensor
-from .mask_check import attention_mask  # noqa: F401  (how a layer checks a mask against its scores)
 
 
 def causal_mask(T):

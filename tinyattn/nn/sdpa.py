@@ -28,7 +28,8 @@ from ..autograd.errors import ShapeError, require_float
 from ..autograd.tensor import Tensor, wrap
 from .fused.sdpa import ScaledDotProductAttention
 from .fused.switch import is_fused
-from .masks import attention_mask, dropout_mask
+from .mask_check import attention_mask
+from .masks import dropout_mask
 
 
 def attention_scale(d_k):
