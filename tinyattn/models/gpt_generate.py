@@ -14,6 +14,7 @@ giving the same tokens in every case, learned positions or rope.
 import numpy as np
 
 from ..autograd.rng import generator
+from ..autograd.sampling import multinomial
 from ..autograd.grad_mode import no_grad
 from ..autograd.tensor import Tensor, wrap
 
@@ -50,9 +51,8 @@ def check_sampling(max_new_tokens, temperature, top_k, rng):
 def sample(logits, temperature, top_k, rng):
     """One token id per row of logits (B, V): nanoGPT's rule on a numpy Generator.
 
-    logits / temperature, everything below the top_k-th largest set to -inf, softmax, one draw
-    by inverse CDF (u ~ U(0, 1), the first id whose cumulative probability passes u). top_k=1
-    is the argmax and draws nothing.
+    logits / temperature, everything below the top_k-th largest set to -inf, then one draw in
+    proportion to exp(logits) (ta.multinomial's inverse CDF). top_k=1 is the argmax and draws nothing.
     """
     if top_k == 1:
         return logits.argmax(axis=-1)
@@ -60,10 +60,8 @@ def sample(logits, temperature, top_k, rng):
     if top_k is not None and top_k < logits.shape[-1]:
         kth = np.partition(logits, -top_k, axis=-1)[:, -top_k, None]
         logits = np.where(logits < kth, -np.inf, logits)
-    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    cumulative = np.cumsum(probs, axis=-1)
-    u = rng.random((logits.shape[0], 1)) * cumulative[:, -1:]
-    return np.minimum((cumulative <= u).sum(axis=-1), logits.shape[-1] - 1)  # rounding never picks past the end
+    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return multinomial(weights, 1, replacement=True, generator=rng).data[:, 0]
 
 
 @no_grad()
