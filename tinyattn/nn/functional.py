@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..autograd.errors import ShapeError, require_float
+from ..autograd.errors import require_float
 from ..autograd.ops_select import pad  # noqa: F401
 from ..autograd.ops_where import where
 from ..autograd.spellings import module_getattr
@@ -10,7 +10,7 @@ from ..autograd.tensor import Tensor, wrap
 from .cross_entropy import cross_entropy  # noqa: F401
 from .gelu import gelu  # noqa: F401
 from .masks import dropout_mask
-from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, stable_softplus  # noqa: F401
+from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss, stable_softplus  # noqa: F401
 from .scaled_dot_product_attention import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
 
 __all__ = ["cross_entropy", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "softmax",
@@ -45,18 +45,6 @@ def dropout(x, p=0.5, training=True):
         return x
     require_float("dropout", x=x.data)  # the kept values are scaled by 1/(1-p): not an integer
     return x * wrap(dropout_mask(x.shape, p, x.dtype))
-
-
-def mse_loss(input, target, reduction="mean"):
-    """Mean (or sum, or none) of (input - target)^2, as PyTorch's F.mse_loss; composed, so autograd differentiates it."""
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    if tuple(getattr(target, "shape", ())) != tuple(input.shape):
-        raise ShapeError(f"mse_loss: input {input.shape} and target {getattr(target, 'shape', ())} must have one shape "
-                         "(PyTorch broadcasts with a warning; tinyattn refuses)")
-    require_float("mse_loss", input=input.data)
-    squared = (input - target) ** 2
-    return squared if reduction == "none" else squared.mean() if reduction == "mean" else squared.sum()
 
 
 def leaky_relu(x, negative_slope=0.01):

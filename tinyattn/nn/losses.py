@@ -1,4 +1,5 @@
-"""Binary cross-entropy, as PyTorch's F.binary_cross_entropy and F.binary_cross_entropy_with_logits.
+"""Binary cross-entropy and mean squared error, as PyTorch's F.binary_cross_entropy,
+F.binary_cross_entropy_with_logits and F.mse_loss (one argument check and one reduction for all three).
 
 The one on logits is composed from log, exp, abs and ta.maximum (so its gradient is theirs); the
 one on probabilities is one node, because its gradient at p = 0 or 1 needs PyTorch's guard."""
@@ -53,6 +54,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+def mse_loss(input, target, reduction="mean"):
+    """Mean (or sum, or none) of (input - target)^2, as PyTorch's F.mse_loss; composed, so autograd
+    differentiates it. A target of another shape is refused (PyTorch broadcasts it with a warning)."""
+    _check("mse_loss", input, target, reduction)
+    return _reduce((input - target) ** 2, reduction)
+
+
 def stable_softplus(z):
     """log(1 + exp(z)) = max(z, 0) + log(1 + exp(-|z|)): exp never overflows, and ta.maximum
     splits its gradient at z = 0, giving the true slope 1/2 there."""
@@ -63,8 +71,7 @@ def _check(op, input, target, reduction):
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if tuple(getattr(target, "shape", ())) != tuple(input.shape):
-        raise ShapeError(f"{op}: input {input.shape} and target {getattr(target, 'shape', ())} must have one shape, "
-                         "as PyTorch requires")
+        raise ShapeError(f"{op}: input {input.shape} and target {getattr(target, 'shape', ())} must have one shape")
     require_float(op, input=input.data)
 
 
