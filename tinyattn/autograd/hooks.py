@@ -94,13 +94,11 @@ class _Retain:
         self.tensor_ref = tensor_ref
 
     def __call__(self, grad):
+        from .engine import _add_to_grad  # here: tensor.py imports this module before the engine exists
+
         tensor = self.tensor_ref()
-        if tensor is None:
-            return
-        if tensor.grad is None:
-            tensor.grad = np.array(grad, dtype=tensor.data.dtype, copy=True)
-        else:
-            tensor.grad = tensor.grad + grad
+        if tensor is not None:
+            _add_to_grad(tensor, grad)
 
 
 def run_hooks(hooks, grad, what):
@@ -151,3 +149,4 @@ def run_output_hooks(node, out_grads):
         if hooks:
             what = f"the output of {node.fn.__name__}" if len(out_grads) == 1 else f"output {index} of {node.fn.__name__}"
             out_grads[index] = run_hooks(hooks, out_grads[index], what)
+
