@@ -91,7 +91,7 @@ class Expand(Function):
 def gather(x, dim, index):
     """out[i][j][k] = x[i][index[i][j][k]][k] for dim=1 (PyTorch's torch.gather): `index` is an
     integer tensor with x's number of dims; out has index's shape."""
-    index = np.asarray(_raw(index))
+    index = np.asarray(_tensor._raw(index))
     if index.dtype.kind not in "iu":
         raise TypeError(f"gather: index must be an integer tensor, got {index.dtype}")
     return Gather.apply(x, _one_axis(dim, x.ndim, "gather"), index)
@@ -156,10 +156,6 @@ def expand(x, *sizes):
     if any(size < 0 for size in shape):
         raise ShapeError(f"expand: {tuple(sizes)}: -1 (keep the size) is not allowed for a new leading dim")
     return share_with_view(Expand.apply(x, shape), x)  # a view: one version counter
-
-
-def _raw(value):
-    return value.data if isinstance(value, _tensor.Tensor) else value
 
 
 TopK = namedtuple("topk", ["values", "indices"])  # as torch.return_types.topk
