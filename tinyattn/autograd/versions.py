@@ -8,9 +8,8 @@ Graph nodes and in-place changes are stamped from one clock (`tick`), so backwar
 each node, whether a tensor whose array the node saved (Mul keeps a and b, Exp keeps its output)
 changed after the node was made; the gradient would then be silently wrong, so backward raises
 PyTorch's error instead (saved_check.py). The node's arguments it holds already; a change of the node's own output
-(or of a view of it) is written onto the node by the change itself (`producer` below). An op
-writes down nothing for this; only a view pays, handing its base's counter on (share_with_view),
-and the rest of the cost falls on the rare in-place change.
+(or of a view of it) is written onto the node by the change itself (`producer` below). Only a
+view pays on every op (share_with_view); the rest falls on the rare in-place change.
 """
 import itertools
 
