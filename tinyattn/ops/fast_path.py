@@ -5,8 +5,10 @@ reference. `install()` (backend.py calls it when the backend is "numba", the def
 each name there with a door that runs the compiled kernel where the benchmarks found it faster,
 and `remove()` puts the references back: with TINYATTN_BACKEND=numpy, nothing in this file runs.
 
-    TABLE[name] = (reference function, kernel module in tinyattn/ops/kernels/, needs contiguous,
+    TABLE[name] = (kernel module in tinyattn/ops/kernels/, needs contiguous,
                    worth: which calls the kernel wins at, from the benchmarks, or None for all)
+
+The reference each door falls back to is arrays.py's own (`reference(name)`): not listed twice.
 
 A door runs the kernel `name` of tinyattn/ops/kernels/<module>.py when `worth` says the
 benchmarks found it faster for such arguments and `kernel_takes` (the one rule: every float
@@ -18,7 +20,7 @@ import importlib
 
 import numpy as np
 
-from . import arrays, gelu, layer_norm, reference, reference_blocks
+from . import arrays
 
 KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the compiled kernels take
 
@@ -68,36 +70,42 @@ def _not_float64_tanh(x, approximate):
 
 
 TABLE = {
-    "matmul": (reference.matmul, "matmul", False, _outer_product),
-    "softmax": (reference.softmax, "softmax", False, None),
-    "softmax_backward": (reference.softmax_backward, "softmax", False, None),
-    "log_softmax": (reference.log_softmax, "softmax", False, None),
-    "log_softmax_backward": (reference.log_softmax_backward, "softmax", False, None),
-    "layer_norm": (layer_norm.layer_norm, "layer_norm", False, None),
-    "layer_norm_backward": (layer_norm.layer_norm_backward, "layer_norm", False, None),
-    "sum_over": (reference.sum_over, "sums", True, _some_axes),
-    "multiply": (reference.multiply, "broadcast_products", False, _broadcast),
-    "sigmoid": (reference.sigmoid, "sigmoid", False, None),
-    "gelu": (gelu.gelu, "gelu", False, _not_float64_tanh),
-    "gelu_backward": (gelu.gelu_backward, "gelu", False, None),
-    "scatter_rows": (reference.scatter_rows, "scatter_rows", False, None),
-    "adam_update": (reference.adam_update, "adam", True, None),
-    "gru_gates": (reference_blocks.gru_gates, "recurrent_gates", False, None),
-    "gru_gates_backward": (reference_blocks.gru_gates_backward, "recurrent_gates", False, None),
-    "lstm_gates": (reference_blocks.lstm_gates, "recurrent_gates", False, None),
-    "lstm_gates_backward": (reference_blocks.lstm_gates_backward, "recurrent_gates", False, None),
-    "through_pair_tanh": (reference_blocks.through_pair_tanh, "pair_tanh", False, None),
+    "matmul": ("matmul", False, _outer_product),
+    "softmax": ("softmax", False, None),
+    "softmax_backward": ("softmax", False, None),
+    "log_softmax": ("softmax", False, None),
+    "log_softmax_backward": ("softmax", False, None),
+    "layer_norm": ("layer_norm", False, None),
+    "layer_norm_backward": ("layer_norm", False, None),
+    "sum_over": ("sums", True, _some_axes),
+    "multiply": ("broadcast_products", False, _broadcast),
+    "sigmoid": ("sigmoid", False, None),
+    "gelu": ("gelu", False, _not_float64_tanh),
+    "gelu_backward": ("gelu", False, None),
+    "scatter_rows": ("scatter_rows", False, None),
+    "adam_update": ("adam", True, None),
+    "gru_gates": ("recurrent_gates", False, None),
+    "gru_gates_backward": ("recurrent_gates", False, None),
+    "lstm_gates": ("recurrent_gates", False, None),
+    "lstm_gates_backward": ("recurrent_gates", False, None),
+    "through_pair_tanh": ("pair_tanh", False, None),
 }
 
 
 def kernel(name):
     """The compiled kernel `name` (importing its module, and Numba, on first use)."""
-    module = importlib.import_module(f"{__name__.rsplit('.', 1)[0]}.kernels.{TABLE[name][1]}")
+    module = importlib.import_module(f"{__name__.rsplit('.', 1)[0]}.kernels.{TABLE[name][0]}")
     return getattr(module, name)
 
 
+def reference(name):
+    """The numpy reference of array function `name`: ops/arrays.py's, whether or not a door is in."""
+    function = getattr(arrays, name)
+    return getattr(function, "reference", function)
+
+
 def _door(name):
-    reference_function, _, contiguous, worth = TABLE[name]
+    reference_function, (_, contiguous, worth) = reference(name), TABLE[name]
     compiled = None
 
     def door(*args):
@@ -122,5 +130,5 @@ def install():
 
 def remove():
     """Put every array function's numpy reference back."""
-    for name, (reference_function, *_) in TABLE.items():
-        setattr(arrays, name, reference_function)
+    for name in TABLE:
+        setattr(arrays, name, reference(name))
