@@ -140,6 +140,7 @@ case(nn_ops.CrossEntropy, "(B, T, C), ignore_index", lambda z: ta.cross_entropy(
 # --- picking, padding, einsum (the ops tutorials reach for) ------------------------------------
 from tinyattn.autograd import ops_einsum as es  # noqa: E402
 from tinyattn.autograd import ops_select as sel  # noqa: E402
+from tinyattn.autograd import shaping  # noqa: E402
 
 case(sel.Gather, "dim 1, repeated picks, index narrower than x", lambda a: a.gather(1, np.array([[0, 0], [3, 1], [2, 2]])),
      inputs(transposed(3, 4)))
@@ -171,7 +172,8 @@ case(nn_ops.CrossEntropy, "reduction='none', label smoothing, ignore_index -100"
 case(nn_ops.CrossEntropy, "(N, C, d) as PyTorch, reduction='sum', label smoothing",
      lambda z: F.cross_entropy(z, np.array([[1, 0], [2, 2]]), reduction="sum", label_smoothing=0.1), inputs(normal(2, 3, 2)))
 case(shp.MaskedFill, "tril and triu (diagonal 1)", lambda a: (a.tril(), ta.triu(a, diagonal=1)), inputs(transposed(2, 3, 4)))
-case(shp.GetItem, "split by sizes, chunk", lambda a: a.split([1, 3], dim=1) + a.chunk(2, dim=0), inputs(transposed(3, 4)))
+case(shaping.Split, "split by sizes, chunk", lambda a: a.split([1, 3], dim=1) + a.chunk(2, dim=0), inputs(transposed(3, 4)))
+case(shaping.Split, "last axis, a piece unused", lambda a: a.split(2, -1)[1:], inputs(strided(2, 3, 5)))
 case(shp.GetItem, "flip two dims", lambda a: a.flip((0, 2)), inputs(strided(2, 3, 4)))
 case(shp.Reshape, "squeeze, flatten, unflatten, contiguous", lambda a: (a.reshape(1, 3, 1, 4).squeeze(), a.flatten(),
      a.unflatten(1, (2, 2)), a.contiguous()), inputs(transposed(3, 4)))

@@ -1,6 +1,6 @@
-"""PyTorch's shape spellings, composed from reshape, getitem, expand and masked_fill (so their
-gradients are those ops', already checked): split, chunk, squeeze, flatten, unflatten, repeat,
-flip; tril and triu (in triangles.py).
+"""PyTorch's shape spellings: split and chunk as one node (Split, below); squeeze, flatten,
+unflatten, repeat and flip composed from reshape, getitem and expand (so their gradients are those
+ops', already checked); tril and triu are in triangles.py.
 """
 import math
 
@@ -8,6 +8,26 @@ import numpy as np
 
 from .axes import axes, one_axis
 from .errors import ShapeError
+from .function import Function
+from .versions import share_with_view
+
+
+class Split(Function):
+    """(y_0, ..., y_{n-1}) = consecutive pieces of x along `axis`, of the given sizes;
+    dL/dx = the pieces' gradients joined along the axis.
+
+    One node for all the pieces, as Unbind (ops_shape.py): n getitems would each scatter a
+    gradient the size of x, and the walk would add the n of them up.
+    """
+
+    @staticmethod
+    def forward(ctx, x, axis, sizes):
+        ctx.axis = axis
+        return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return np.concatenate(grads, axis=ctx.axis), None, None
 
 
 def split(x, split_size_or_sections, dim=0):
@@ -24,11 +44,7 @@ def split(x, split_size_or_sections, dim=0):
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != length or any(s < 0 for s in sizes):
             raise ValueError(f"split: sizes {sizes} must be >= 0 and add up to {length}, the length of dim {dim} of {x.shape}")
-    before, pieces, start = (slice(None),) * dim, [], 0
-    for size in sizes:
-        pieces.append(x[before + (slice(start, start + size),)])
-        start += size
-    return tuple(pieces)
+    return tuple(share_with_view(piece, x) for piece in Split.apply(x, dim, sizes))  # views: one version counter
 
 
 def chunk(x, chunks, dim=0):

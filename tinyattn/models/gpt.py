@@ -56,7 +56,7 @@ class CausalSelfAttention(Module):
         H, d = self.n_head, C // self.n_head
         start = 0 if cache is None else cache.length
         qkv = self.c_attn(x)
-        q, k, v = (qkv[..., i * C:(i + 1) * C].reshape(B, T, H, d).transpose(1, 2) for i in range(3))  # (B, H, T, d)
+        q, k, v = (part.reshape(B, T, H, d).transpose(1, 2) for part in qkv.split(C, -1))  # (B, H, T, d) each
         if self.rope:
             positions = np.arange(start, start + T)
             q, k = rotary(q, positions), rotary(k, positions)
