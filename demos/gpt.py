@@ -1,6 +1,6 @@
 """A character-level GPT learns to write Python by reading the Python standard library's source.
 
-    python demos/gpt.py                                  # about 2 minutes on 2 cores; gpt_out/
+    python demos/gpt.py                                  # about 30 s on 2 quiet cores; gpt_out/
     python demos/gpt.py --prompt "def " --tokens 300     # sample from the saved model, no training
     python demos/gpt.py --text FILE                      # any text file instead of the standard library
     python demos/gpt.py --resume                         # continue an interrupted run exactly (same arguments)
