@@ -1,6 +1,6 @@
 """A character-level GPT learns to write Python by reading the Python standard library's source.
 
-    python demos/gpt.py                                  # about 2 minutes on 2 cores; gpt_out/
+    python demos/gpt.py                                  # about 30 s on 2 quiet cores; gpt_out/
     python demos/gpt.py --prompt "def " --tokens 300     # sample from the saved model, no training
     python demos/gpt.py --text FILE                      # any text file instead of the standard library
     python demos/gpt.py --resume                         # continue an interrupted run exactly (same arguments)
@@ -17,10 +17,18 @@ bits (log2), predicting each character from the block_size before it. Two baseli
 characters in the training split: a unigram (each character's frequency, add-one smoothed) and a
 bigram (the frequency of a character after the one before it, add-one smoothed). A model that
 beats the bigram has learned something past "which letter follows which". Every --eval-every
-steps the run prints the validation figure and a short sample from a fixed prompt, so you can
-watch the indentation, then the keywords, then the names appear. It writes to --out-dir: the
-checkpoint (gpt.ckpt.npz; --resume, --prompt), config.json (sizes and the characters),
-results.json and learning.png (validation bits/char against both baselines).
+steps the run prints the validation figure and a short sample from a fixed prompt ("def " for the
+standard library, the opening word of a --text file), so you can watch the indentation, then the
+keywords, then the names appear.
+
+A small text is learned by heart: the training loss keeps falling while the validation figure
+turns and rises, and the model gets worse at text it has not seen. The run says so when the
+validation figure has stayed above its lowest for three evaluations, keeps the weights of that
+lowest evaluation (gpt.best.npz) and writes its last sample, and --prompt's, from them.
+
+It writes to --out-dir: the checkpoint of the last step (gpt.ckpt.npz; --resume), the best weights
+(gpt.best.npz; --prompt), config.json (sizes and the characters), results.json and learning.png
+(training and validation bits/char against both baselines).
 """
 import argparse
 import json
@@ -46,6 +54,8 @@ STDLIB_FILES = ["textwrap.py", "string.py", "fnmatch.py", "glob.py", "heapq.py",
                 "pprint.py"]
 MODEL_ARGS = ("n_layer", "n_head", "n_embd", "block_size")
 SAMPLE_PROMPT = "def "
+RISING_EVALUATIONS = 3   # evaluations above the lowest before the run calls it memorising ...
+RISING_MARGIN = 1.03     # ... each more than 3 % above it, so a flat, noisy curve is not named
 
 
 def stdlib_text():
@@ -128,6 +138,34 @@ def sample(model, corpus, prompt, tokens, temperature, top_k, seed):
     return corpus.decode(out[0])
 
 
+def text_prompt(text):
+    """The opening of the text, its first word and the character after it (at most 16 characters):
+    samples start as the text does, with characters the model has seen."""
+    words = text.split(maxsplit=1)
+    if not words:
+        return text[:1]
+    first = words[0][:15]
+    after = text[text.index(first) + len(first):][:1]
+    return first + after
+
+
+def rising_since(curve, evaluations=RISING_EVALUATIONS, margin=RISING_MARGIN):
+    """The step of the lowest validation figure in curve [(step, bits)], if the last `evaluations`
+    figures all came after it and each is more than `margin` times it; else None."""
+    if len(curve) <= evaluations:
+        return None
+    best = min(range(len(curve)), key=lambda i: curve[i][1])
+    recent = curve[-evaluations:]
+    if best < len(curve) - evaluations and all(bits > margin * curve[best][1] for _, bits in recent):
+        return curve[best][0]
+    return None
+
+
+def rising_warning(step):
+    return (f"validation loss rising since step {step}: the model is memorising a small text; "
+            "try --steps or a larger text")
+
+
 def nanogpt_groups(model, weight_decay):
     """nanoGPT's configure_optimizers: matrices (embeddings included) decay, biases and LayerNorm gains do not."""
     params = [p for _, p in model.named_parameters()]
@@ -145,21 +183,32 @@ def warmup_cosine(warmup, steps, floor=0.1):
     return factor
 
 
-def plot_learning(curve, base, path):
+def plot_learning(curve, train_loss, base, path, best=None):
+    """Training loss (every step, train_loss in nats) and validation (curve [(step, bits)]) in bits
+    per character on one axis that shows every point, both baselines, and the best evaluation
+    (step, bits) marked when it is not the last. Writes path; returns the (closed) figure."""
     import matplotlib.pyplot as plt
 
+    train_bits = np.asarray(train_loss) / math.log(2)
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    ax.plot([s for s, _ in curve], [v for _, v in curve], marker=".", label="GPT, validation")
+    ax.plot(np.arange(1, len(train_bits) + 1), train_bits, lw=0.8, alpha=0.6, label="training (bits/char)")
+    ax.plot([s for s, _ in curve], [v for _, v in curve], marker=".", label="validation (bits/char)")
     for name, style in (("unigram", ":"), ("bigram", "--")):
         ax.axhline(base[name], color="grey", ls=style, lw=1)
         ax.text(curve[-1][0], base[name], f"{name} {base[name]:.2f}", ha="right", va="bottom", fontsize=8)
-    ax.set(xlabel="training step", ylabel="bits per character", ylim=(0, 1.12 * max(base["unigram"], curve[0][1])))
-    ax.set_title("held-out text: bits per character (lower is better)", fontsize=10)
+    if best is not None and best[0] != curve[-1][0]:
+        ax.axvline(best[0], color="black", ls=":", lw=1)
+        ax.annotate(f"best: step {best[0]}, {best[1]:.2f}", best, xytext=(4, -12), textcoords="offset points",
+                    fontsize=8)
+    top = max([*train_bits, *(v for _, v in curve), *base.values()])
+    ax.set(xlabel="training step", ylabel="bits per character", ylim=(0, 1.05 * top))
+    ax.set_title("bits per character on the training and the held-out text (lower is better)", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return fig
 
 
 def parse(argv):
@@ -215,8 +264,9 @@ def load_text(parser, args):
 
 
 def prompt_only(parser, args):
-    """--prompt: the saved model writes after the prompt; nothing trained."""
+    """--prompt: the saved model (its best weights, else the last step's) writes after the prompt; nothing trained."""
     config_path, checkpoint = os.path.join(args.out_dir, "config.json"), os.path.join(args.out_dir, "gpt.ckpt.npz")
+    best_path = os.path.join(args.out_dir, "gpt.best.npz")
     if not (os.path.exists(config_path) and os.path.exists(checkpoint)):
         parser.error(f"--prompt: no trained model in {args.out_dir}/ (config.json and gpt.ckpt.npz); "
                      "train first: python demos/gpt.py")
@@ -229,7 +279,7 @@ def prompt_only(parser, args):
     if not args.prompt:
         parser.error("--prompt: give at least one character to start from")
     model = GPT(len(config["chars"]), **{k: config[k] for k in MODEL_ARGS})
-    model.load_state_dict(ta.load(checkpoint)["model"])
+    model.load_state_dict(ta.load(best_path if os.path.exists(best_path) else checkpoint)["model"])
     corpus = Corpus("", config["chars"], 0)
     print(sample(model, corpus, args.prompt, args.tokens, args.temperature, args.top_k, args.seed))
 
@@ -256,44 +306,65 @@ def main(argv=None):
     model = GPT(len(chars), args.block_size, args.n_layer, args.n_head, args.n_embd)
     held_out = windows(corpus.val, args.block_size)
     base = baselines(corpus.train, held_out, len(chars))
-    prompt = SAMPLE_PROMPT if set(SAMPLE_PROMPT) <= set(chars) else text[0]
+    prompt = SAMPLE_PROMPT if args.text is None else text_prompt(text)
+    checkpoint, best_path = os.path.join(args.out_dir, "gpt.ckpt.npz"), os.path.join(args.out_dir, "gpt.best.npz")
     weights = sum(p.data.size for p in model.parameters())
     print(f"{len(text):,} characters ({len(chars)} different): {len(corpus.train):,} to train on, {len(corpus.val):,} "
           f"held out\nGPT: {args.n_layer} layers, {args.n_head} heads, n_embd {args.n_embd}, block {args.block_size}: "
           f"{weights:,} weights\nbaselines on the held-out text: unigram {base['unigram']:.3f} bits/char, bigram "
           f"{base['bigram']:.3f}\n")
 
-    samples, sample_steps = [], []
+    samples, sample_steps, warned = [], [], []
+    # a resumed run's earlier evaluations count towards "rising"
+    seen = (list(ta.load(checkpoint)["evaluations"].get("val_bits_per_char", []))
+            if args.resume and os.path.exists(checkpoint) else [])
 
     def evaluate(step):
         bits = val_bits_per_char(model, held_out)
         samples.append(sample(model, corpus, prompt, 80, 0.8, None, args.seed))
         sample_steps.append(step)
         print(f"\nstep {step}: validation {bits:.3f} bits/char; sample: {samples[-1]!r}", flush=True)
+        seen.append((step, bits))
+        since = rising_since(seen)
+        if since is not None and not warned:
+            print(rising_warning(since), flush=True)
+            warned.append(step)
         return {"val_bits_per_char": bits}
 
     opt = ta.optim.AdamW(nanogpt_groups(model, args.weight_decay), lr=args.lr, betas=(0.9, 0.99))
     schedule = ta.optim.LambdaLR(opt, warmup_cosine(args.warmup, args.steps))
     start = time.perf_counter()
     history = ta.train.fit(model, opt, lambda step: model(*corpus.batch(args.batch, args.block_size))[1], args.steps,
-                           checkpoint=os.path.join(args.out_dir, "gpt.ckpt.npz"), checkpoint_every=100,
+                           checkpoint=checkpoint, checkpoint_every=100, keep_best="val_bits_per_char",
+                           best_checkpoint=best_path,
                            resume=args.resume, clip_grad_norm=1.0, scheduler=schedule, rngs={"data": corpus.rng},
                            evaluate=evaluate, evaluate_every=args.eval_every, label="gpt")
     seconds = time.perf_counter() - start
     if history.stopped:
         raise SystemExit(f"gpt: {history.stopped}")
     curve = history.evaluations["val_bits_per_char"]
+    best_step, best_bits = history.best or curve[-1]  # a finished run resumed from a checkpoint without "best"
+    since = rising_since(curve)
+    weights_of = ""
+    if best_step != curve[-1][0]:  # validation went up after its lowest: sample from the weights of then
+        model.load_state_dict(ta.load(best_path)["model"])
+        weights_of = f", with the weights of step {best_step} (the lowest validation, {best_bits:.3f} bits/char)"
     final = sample(model, corpus, prompt, 300, 0.8, None, args.seed)
-    print(f"\nsample (temperature 0.8) from {prompt!r}:\n{final}\n\nvalidation {curve[-1][1]:.3f} bits/char after "
-          f"{args.steps} steps ({seconds:.0f} s); unigram {base['unigram']:.3f}, bigram {base['bigram']:.3f}")
+    print(f"\nsample (temperature 0.8) from {prompt!r}{weights_of}:\n{final}\n\nvalidation {curve[-1][1]:.3f} "
+          f"bits/char after {args.steps} steps ({seconds:.0f} s); unigram {base['unigram']:.3f}, bigram "
+          f"{base['bigram']:.3f}")
+    if since is not None:
+        print(rising_warning(since))
     results = {"steps": args.steps, "train_seconds": seconds, "val_bits_per_char": curve[-1][1], "baselines": base,
                "samples": samples + [final], "sample_steps": sample_steps + [args.steps],
-               "curve": [list(pair) for pair in curve], "train_loss": history.losses, "weights": weights,
+               "curve": [list(pair) for pair in curve], "train_loss": history.losses, "prompt": prompt,
+               "best": {"step": best_step, "val_bits_per_char": best_bits}, "rising_since": since,
+               "weights": weights,
                "characters": len(text), "vocab_size": len(chars), "text": source,
                "model": {k: getattr(args, k) for k in MODEL_ARGS}}
     with open(os.path.join(args.out_dir, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
-    plot_learning(curve, base, os.path.join(args.out_dir, "learning.png"))
+    plot_learning(curve, history.losses, base, os.path.join(args.out_dir, "learning.png"), best=history.best)
     print(f"\nresults: {os.path.join(args.out_dir, 'results.json')}; picture: "
           f"{os.path.join(args.out_dir, 'learning.png')}")
     return results

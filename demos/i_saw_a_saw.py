@@ -1,6 +1,6 @@
 """"I saw a saw": self-attention tags a word by its context, and needs positions to do it.
 
-    python demos/i_saw_a_saw.py            # about a minute on 2 cores
+    python demos/i_saw_a_saw.py            # about 15 s on 2 quiet cores
     python demos/i_saw_a_saw.py --resume   # continue an interrupted run from its checkpoints
 
 The task (tinyattn/data/ambiguous_words.py): tag every word of sentences such as "I saw a saw"

@@ -1,7 +1,7 @@
 """Long reviews: an LSTM's last state forgets the start; attention lets the classifier look back.
 
-    python demos/long_reviews.py             # the quick run: about 2 minutes on 2 cores
-    python demos/long_reviews.py --full      # longer training, about 7 minutes
+    python demos/long_reviews.py             # the quick run: about a minute on 2 quiet cores
+    python demos/long_reviews.py --full      # longer training, about 4 minutes
     python demos/long_reviews.py --positions # only the Transformer, with each kind of positions
     python demos/long_reviews.py --resume    # continue an interrupted run from its checkpoints
 

@@ -4,7 +4,9 @@ The example is the one in Raimi Karim's article "Illustrated: Self-Attention" (2
 https://towardsdatascience.com/illustrated-self-attention-2d627e33b20a): three inputs of size 4, and weight matrices
 that turn each into a key, a query and a value of size 3. We print every stage, then
 backpropagate a simple loss and check each weight gradient against finite differences.
-The article rounds its results: its first output [2.0, 7.0, 1.5] is exactly [1.937, 6.683, 1.595].
+The article leaves out the 1/sqrt(d_k) scale and takes the softmax of input 1's scores [2, 4, 4]
+as [0.0, 0.5, 0.5] (exactly [0.063, 0.468, 0.468]); weighting the values by those gives its
+output 1, [2.0, 7.0, 1.5]; with the exact weights it is [1.937, 6.683, 1.595].
 
     python demos/self_attention_by_hand.py [--out demo_out/self_attention_weights.png]
 """
@@ -20,6 +22,9 @@ X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], np.float64)
 W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], np.float64)
 W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], np.float64)
 W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], np.float64)
+# The article's softmax of input 1's scores [2, 4, 4]: exactly [0.063, 0.468, 0.468], and not a
+# rounding to one decimal (that gives 0.1 first); its output 1, [2.0, 7.0, 1.5], is these weights'.
+ARTICLE_WEIGHTS = np.array([0.0, 0.5, 0.5])
 
 
 def show(name, tensor):
@@ -54,7 +59,8 @@ def walk_through(scale):
     outputs, _ = attn(x[None])
     show("outputs = weights @ V (one row per input)", outputs[0])
     if not scale:
-        print("   (the article shows output 1 rounded: [2.0, 7.0, 1.5])")
+        article = ", ".join(f"{v:.1f}" for v in ARTICLE_WEIGHTS @ V.data)
+        print(f"   (the article takes these weights of input 1 as [0.0, 0.5, 0.5]: output 1 = [{article}])")
     return outputs.data[0]
 
 

@@ -1,11 +1,11 @@
 """Train translators with and without attention on a language pair with long-range reordering.
 
-    python demos/translate.py                         # Bahdanau's attention against none (about 3 min)
+    python demos/translate.py                         # Bahdanau's attention against none (about 2 min)
     python demos/translate.py --decoder luong --score dot      # one model: none, bahdanau, luong, transformer
     python demos/translate.py --translate "the dog sees a cat" # the trained model, beam search
     echo "a cat likes the fish" | python demos/translate.py --translate -
     python demos/translate.py --vocab                 # the words --translate knows
-    python demos/translate.py --compare --short       # every decoder on one budget (under 10 min)
+    python demos/translate.py --compare --short       # every decoder on one budget (about 3 min)
     python demos/translate.py --pair quick            # the small pair: adjectives move behind their noun
 
 The pair (tinyattn/data/reordering.py): "the big dog that sees a cat likes the fish" ->
@@ -294,7 +294,7 @@ def main(argv=None):
     parser.add_argument("--beam", type=at_least_one, default=4, help="beam size for --translate")
     parser.add_argument("--compare", action="store_true", help="every decoder on one budget: report.md, compare.png and "
                                                                "checkpoints in OUT_DIR/compare/ (translate_out/compare/)")
-    parser.add_argument("--short", action="store_true", help="with --compare: 300 steps each (under 10 minutes)")
+    parser.add_argument("--short", action="store_true", help="with --compare: 300 steps each (about 3 minutes)")
     parser.add_argument("--ablation", action="store_true", help="the Transformer's recipe with each ingredient off "
                                                                 "alone: results.json and ablation.md in OUT_DIR/ablation/")
     args = parser.parse_args(argv)

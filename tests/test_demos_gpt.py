@@ -68,3 +68,50 @@ def test_a_missing_empty_or_short_text_is_a_usage_error(demo, tmp_path, capsys, 
         demo["main"](TINY + ["--text", str(path), "--out-dir", str(tmp_path / "out")])
     assert stopped.value.code == 2 and says in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_prompt_is_the_opening_of_the_text(demo, tmp_path):
+    # the text has every character of "def " but does not start with it: the samples start as the text does
+    text = tmp_path / "story.txt"
+    text.write_text("Once upon a time the fox defended a den.\n" * 20)
+    out = tmp_path / "out"
+    results = demo["main"](TINY + ["--steps", "10", "--text", str(text), "--out-dir", str(out)])
+    assert all(s.startswith("Once ") for s in results["samples"])
+    assert results["prompt"] == "Once "
+    assert demo["text_prompt"]("\n\n  First Citizen:\nBefore we proceed") == "First "
+
+
+def test_a_small_text_that_overfits_is_named_and_the_best_checkpoint_samples(demo, tmp_path, capsys):
+    # the training 90 % alternates a, b; the held-out 10 % doubles them (aabb): the better the model
+    # learns its training text, the worse it predicts the held-out one, as a small text memorised does
+    text = tmp_path / "small.txt"
+    text.write_text("ab" * 540 + "aabb" * 30)
+    out = tmp_path / "out"
+    results = demo["main"](TINY + ["--steps", "60", "--eval-every", "5", "--text", str(text), "--out-dir", str(out)])
+    printed = capsys.readouterr().out
+    best_step, best_bits = results["best"]["step"], results["best"]["val_bits_per_char"]
+    assert best_step < 60 and best_bits == min(bits for _, bits in results["curve"]) < results["val_bits_per_char"]
+    assert results["rising_since"] == best_step
+    assert (f"validation loss rising since step {best_step}: the model is memorising a small text; "
+            "try --steps or a larger text") in printed
+    # the final sample and --prompt come from the best weights, not the last ones
+    model = demo["GPT"](2, 16, 1, 2, 32)
+    model.load_state_dict(demo["ta"].load(out / "gpt.best.npz")["model"])
+    corpus = demo["Corpus"]("", "ab", 0)
+    assert results["samples"][-1] == demo["sample"](model, corpus, results["prompt"], 300, 0.8, None, 0)
+    demo["main"](["--prompt", "ab", "--tokens", "40", "--out-dir", str(out)])
+    assert capsys.readouterr().out.strip() == demo["sample"](model, corpus, "ab", 40, 0.8, None, 0)
+
+
+def test_the_plot_shows_training_and_validation_loss_unclipped(demo, tmp_path):
+    train_loss = [np.log(2) * bits for bits in np.linspace(6.0, 1.0, 30)]   # in nats, as fit records it
+    curve = [(10, 3.0), (20, 4.0), (30, 9.0)]                               # far above both baselines
+    path = tmp_path / "learning.png"
+    fig = demo["plot_learning"](curve, train_loss, {"unigram": 4.3, "bigram": 3.3}, path, best=(10, 3.0))
+    assert path.stat().st_size > 5000
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    assert "training (bits/char)" in lines and "validation (bits/char)" in lines
+    np.testing.assert_allclose(lines["training (bits/char)"].get_ydata(), np.linspace(6.0, 1.0, 30))
+    assert list(lines["validation (bits/char)"].get_ydata()) == [3.0, 4.0, 9.0]
+    bottom, top = fig.axes[0].get_ylim()
+    assert bottom <= 0 and top >= 9.0                                        # every point in view

@@ -2,6 +2,7 @@
 demo's quoted output is what the demo prints now."""
 import importlib.util
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -116,3 +117,65 @@ def test_prose_that_cites_a_number_a_block_no_longer_prints_is_named(tmp_path):
     assert regenerate.stale_citations(str(tmp_path), {"demo": (old, new)}) == [
         "README.md:8: 86 (demo)", "docs/notes.md:1: 86 (demo)"]
     assert regenerate.stale_citations(str(tmp_path), {"demo": (new, new)}) == []
+
+
+def _table(block, heading):
+    """{first cell: [the other cells]} of the markdown table after the line `heading` in a block."""
+    rows = block.split(heading, 1)[1].strip().split("\n\n")[0].splitlines()[2:]
+    return {cells[0]: cells[1:] for cells in ([c.strip() for c in row.strip("|").split("|")] for row in rows)}
+
+
+def _columns(block, header):
+    """{column heading: {row label: value}} of the plain-text table under the line `header`."""
+    lines = block.split(header, 1)[1].splitlines()[1:]
+    names = re.split(r"\s{2,}", lines[0].strip())[1:]
+    values = {}
+    for line in lines[1:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) != len(names) + 1:
+            break
+        for name, cell in zip(names, cells[1:]):
+            values.setdefault(name, {})[cells[0]] = cell
+    return values
+
+
+def test_the_readmes_figures_are_the_ones_the_quoted_tables_hold():
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    longer = _table(_block(ROOT / "docs" / "translation_compare.md", "compare"), "exact match (%):")
+    recurrent = [float(cells[0]) for name, cells in longer.items() if name not in ("none", "transformer")]
+    quoted = (f"({min(recurrent):.0f}-{max(recurrent):.0f} % of 51-75-word sentences, the Transformer "
+              f"{float(longer['transformer'][0]):.0f} %)")
+    assert quoted in readme
+    reviews = _columns(_block(ROOT / "docs" / "self_attention_demos.md", "long_reviews"), "chance is 50%):")
+    longest = {name: f"{float(column['150-200'].rstrip('%')):g} %" for name, column in reviews.items()}
+    assert (f"reading by attention pooling keeps {longest['LSTM + pooling']} (the LSTM) and "
+            f"{longest['LSTMN + pooling']} (the LSTMN) of 150-200-word reviews, the LSTM read at its last state "
+            f"{longest['LSTM, last state']} and the pooled Transformer (sinusoidal positions) "
+            f"{longest['Transformer + pooling']}") in readme
+
+
+def test_compares_duration_is_quoted_once_in_its_stamp():
+    # the run's time is the stamp regenerate.py writes under its block; nothing else quotes it
+    stamp = re.search(r"\*Ran in (\d+) min (\d+) s", _block(ROOT / "docs" / "translation_compare.md", "compare"))
+    minutes = int(stamp.group(1)) + int(stamp.group(2)) / 60
+    for doc in DOCS:
+        prose = re.sub(r"<!-- begin output: ([\w-]+) -->.*?<!-- end output: \1 -->", "", doc.read_text(), flags=re.S)
+        for line in prose.splitlines():
+            assert "--compare" not in line or "--short" in line or not re.search(r"\d+ min", line), (doc.name, line)
+    # --list's estimate, which decides what --quick leaves out, is the stamp's time rounded up
+    assert next(run.minutes for run in regenerate.RUNS if run.name == "compare") == math.ceil(minutes)
+
+
+def test_each_runs_estimate_is_within_2x_of_its_stamp():
+    # --list's minutes, which --quick goes by, against the time the last regeneration measured
+    for run in regenerate.RUNS:
+        stamps = []
+        for doc in DOCS:
+            for name in run.blocks:
+                if f"<!-- begin output: {name} -->" in doc.read_text():
+                    stamps.append(re.search(r"\*Ran in (?:(\d+) min )?(\d+) s", _block(doc, name)))
+        if not stamps:
+            continue
+        measured = 60 * int(stamps[0].group(1) or 0) + int(stamps[0].group(2))
+        estimate = 60 * run.minutes
+        assert max(estimate, measured) <= 30 or measured / 2 <= estimate <= 2 * measured, (run.name, estimate, measured)

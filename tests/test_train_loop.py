@@ -177,3 +177,31 @@ def test_extending_a_finished_run_is_exact_when_the_last_evaluation_draws_from_t
     extended = run_with_validation(tmp_path / "extended.npz", 12, resume=True)
     assert extended.losses == straight.losses
     assert extended.evaluations == straight.evaluations
+
+
+def test_keep_best_writes_the_weights_of_the_lowest_evaluation_and_resume_keeps_it(tmp_path):
+    figures = {2: 3.0, 4: 1.0, 6: 2.0, 8: 5.0, 10: 4.0}   # lowest at step 4, then worse
+    weights_at = {}
+
+    def evaluate(step):
+        weights_at[step] = {k: v.copy() for k, v in model.state_dict().items()}
+        return {"val": figures[step]}
+
+    best = tmp_path / "best.npz"
+    model, opt, schedule, data, loss_fn = make_run()
+    history = ta.train.fit(model, opt, loss_fn, 6, checkpoint=tmp_path / "run.npz", checkpoint_every=2,
+                           rngs={"data": data}, evaluate=evaluate, evaluate_every=2, stream=io.StringIO(),
+                           keep_best="val", best_checkpoint=best)
+    assert history.best == (4, 1.0)
+    saved = ta.load(best)
+    assert saved["step"] == 4 and saved["val"] == 1.0
+    for key, value in weights_at[4].items():
+        np.testing.assert_array_equal(saved["model"][key], value, err_msg=key)
+    model, opt, schedule, data, loss_fn = make_run()        # another process continues to step 10
+    history = ta.train.fit(model, opt, loss_fn, 10, checkpoint=tmp_path / "run.npz", checkpoint_every=2,
+                           resume=True, rngs={"data": data}, evaluate=evaluate, evaluate_every=2,
+                           stream=io.StringIO(), keep_best="val", best_checkpoint=best)
+    assert history.best == (4, 1.0) and ta.load(best)["step"] == 4
+    with pytest.raises(ValueError, match=r"keep_best='loss' is not a figure evaluate\(2\) returned \(it returned \['val'\]\)"):
+        ta.train.fit(model, opt, loss_fn, 2, evaluate=evaluate, evaluate_every=2, stream=io.StringIO(),
+                     keep_best="loss")

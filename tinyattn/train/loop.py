@@ -15,7 +15,9 @@ Around that sit the things a run needs to be trusted with an afternoon of work:
   * a clean stop when the loss or the gradient norm turns NaN or inf: no update is made from
     it, nothing is written over the last good checkpoint, and the history says why;
   * Ctrl-C names the checkpoint to resume from, then stops as Python does (KeyboardInterrupt);
-  * a one-line notice when Numba compiles tinyattn's kernels (a machine's first run only).
+  * a one-line notice when Numba compiles tinyattn's kernels (a machine's first run only);
+  * `keep_best="val_loss"`: the model's weights at that evaluation figure's lowest so far are
+    written to `best_checkpoint`, so a run that starts to overfit keeps its best model.
 """
 import math
 import os
@@ -40,6 +42,7 @@ class History:
     evaluations: dict = field(default_factory=dict)  # name -> [(step, value), ...]
     stopped: str = None                              # None when every step ran
     resumed_from: int = 0                            # the step a resumed run started after
+    best: tuple = None                               # (step, value) of keep_best's lowest evaluation
 
     @property
     def steps_done(self):
@@ -48,7 +51,7 @@ class History:
 
 def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=100, resume=False,
         clip_grad_norm=None, scheduler=None, rngs=None, evaluate=None, evaluate_every=None,
-        label="", stream=None):
+        label="", stream=None, keep_best=None, best_checkpoint=None):
     """Train for `steps` steps; returns a History. See the module docstring for the guarantees.
 
     loss_fn(step) -> scalar loss Tensor: draws its own batch (step counts from 1).
@@ -57,6 +60,9 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     evaluate(step) -> {name: number}: called every `evaluate_every` steps and at the last step
       (under no_grad if it wishes); its figures go to the progress line and to the History.
     scheduler: a schedule from ta.optim, stepped once per step and saved with the checkpoint.
+    keep_best: the name of an evaluation figure, lower is better; history.best is (step, value) of its
+      lowest, and each new lowest writes {"model": state_dict, "step": step, keep_best: value} to
+      best_checkpoint (a path, or None to only record it).
     """
     keep_freed_memory()  # reuse each step's freed arrays: no page faults (ops/memory.py)
     rngs = dict(rngs or {})
@@ -90,14 +96,14 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
                 history.losses.append(value)
                 scheduled = evaluate is not None and evaluate_every and step % evaluate_every == 0
                 if scheduled:
-                    figures = _evaluate(evaluate, step, model, history)
+                    figures = _evaluate(evaluate, step, model, history, keep_best, best_checkpoint)
                 state = None
                 if checkpoint and (step % checkpoint_every == 0 or step == steps):
                     # taken before the evaluation made only because the run ends here: a longer
                     # run does not make it, and it may draw from the generators resume restores
                     state = _state(model, optimizer, scheduler, rngs, step, history)
                 if evaluate is not None and step == steps and not scheduled:
-                    figures = _evaluate(evaluate, step, model, history)
+                    figures = _evaluate(evaluate, step, model, history, keep_best, best_checkpoint)
                 progress.update(step, loss=value, **figures)
                 if state is not None:
                     save(state, checkpoint)
@@ -112,11 +118,19 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     return history
 
 
-def _evaluate(evaluate, step, model, history):
+def _evaluate(evaluate, step, model, history, keep_best, best_checkpoint):
     figures = evaluate(step)
     model.train()  # evaluate may have switched to eval mode
     for name, figure in figures.items():
         history.evaluations.setdefault(name, []).append((step, figure))
+    if keep_best is not None:
+        if keep_best not in figures:
+            raise ValueError(f"fit: keep_best={keep_best!r} is not a figure evaluate({step}) returned "
+                           f"(it returned {sorted(figures)}); name one of them")
+        if history.best is None or figures[keep_best] < history.best[1]:
+            history.best = (step, figures[keep_best])
+            if best_checkpoint:
+                save({"model": model.state_dict(), "step": step, keep_best: figures[keep_best]}, best_checkpoint)
     return figures
 
 
@@ -131,7 +145,7 @@ def _state(model, optimizer, scheduler, rngs, step, history):
     return {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
             "scheduler": scheduler.state_dict() if scheduler is not None else None,
             "rng": get_rng_state(), "rngs": {name: rng.bit_generator.state for name, rng in rngs.items()},
-            "step": step, "losses": list(history.losses),
+            "step": step, "losses": list(history.losses), "best": list(history.best) if history.best else None,
             "evaluations": {name: [list(pair) for pair in pairs] for name, pairs in history.evaluations.items()}}
 
 
@@ -149,6 +163,7 @@ def _restore(state, model, optimizer, scheduler, rngs, history):
         rng.bit_generator.state = state["rngs"][name]
     history.losses = list(state["losses"])
     history.evaluations = {name: [tuple(pair) for pair in pairs] for name, pairs in state["evaluations"].items()}
+    history.best = tuple(state["best"]) if state.get("best") else None  # older checkpoints have no "best"
     history.resumed_from = int(state["step"])
     return int(state["step"])
 
