@@ -115,6 +115,10 @@ class TensorMethods:
         """(values, indices) of the k largest (largest=False: smallest) along `dim`, in order."""
         return _tensor._select.topk(self, k, dim, largest, sorted)
 
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """Category indices drawn in proportion to self's weights, per row (ta.multinomial)."""
+        return _tensor._sampling.multinomial(self, num_samples, replacement, generator=generator)
+
     def expand(self, *sizes):
         """self repeated along its size-1 dims to `sizes` without copying (-1 keeps a size)."""
         return _tensor._select.expand(self, *sizes)
