@@ -30,7 +30,7 @@ def dim_or_axis(fn):
 
     @functools.wraps(fn)
     def either_spelling(*args, **kwargs):
-        if kwargs:  # a call without keywords (most) pays one test
+        if kwargs and not other_to_own.keys().isdisjoint(kwargs):  # most calls pay this one test
             for other, own in other_to_own.items():
                 if other in kwargs:
                     if own in kwargs or len(args) > position[own]:

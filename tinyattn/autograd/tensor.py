@@ -251,5 +251,4 @@ from . import ops_nn as _nn  # noqa: E402
 from . import ops_reduce as _reduce  # noqa: E402
 from . import ops_shape as _shape  # noqa: E402
 from . import compare as _compare, ops_select as _select, shaping as _shaping, statistics as _statistics  # noqa: E402
-from . import ops_log_softmax as _log_softmax, ops_where as _where  # noqa: E402
-from . import creation as _creation, sampling as _sampling  # noqa: E402  (x.new_full, x.multinomial)
+from . import creation as _creation, ops_log_softmax as _log_softmax, ops_where as _where, sampling as _sampling  # noqa: E402
