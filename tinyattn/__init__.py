@@ -56,6 +56,11 @@ from .autograd import (
     zeros,
     zeros_like,
 )
+from .autograd.functions import (  # noqa: A004  (torch.max, torch.sum, ...: PyTorch's names)
+    abs, add, argmax, argmin, div, exp, log, log_softmax, logical_and, logical_not, logical_or, masked_fill, max,
+    mean, min, mul, neg, norm, permute, pow, relu, reshape, sigmoid, softmax, sqrt, sub, sum, tanh, transpose,
+    unsqueeze,
+)
 from .autograd.dtypes import bool, float16, float32, float64, int32, int64  # noqa: A004  (torch.bool's name)
 from . import data, metrics, models, nn, optim, viz  # noqa: E402  (after the engine they build on)
 from .nn.fused.switch import fused, is_fused  # noqa: E402  (the one switch for every fused node)

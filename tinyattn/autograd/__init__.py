@@ -22,5 +22,8 @@ from .ops_select import cumsum, gather, topk
 from .shaping import chunk, flatten, flip, split, squeeze, unflatten
 from .triangles import tril, triu
 from .statistics import logsumexp, std, var
+from .functions import (abs, add, argmax, argmin, div, exp, log, log_softmax, logical_and,  # noqa: A004
+                        logical_not, logical_or, masked_fill, max, mean, min, mul, neg, norm, permute, pow,
+                        relu, reshape, sigmoid, softmax, sqrt, sub, sum, tanh, transpose, unsqueeze)
 
 explain_missing_names(Tensor)  # x.amax says what to write instead (spellings.py)

@@ -1,22 +1,46 @@
 """Axis arguments: numpy's axis=/keepdims= or PyTorch's dim=/keepdim=, checked and made non-negative.
 
-Every op that takes an axis goes through here, so an out-of-range axis is the same clear error
+Every op that takes an axis goes through here (dim_or_axis for the spelling, axes / one_axis for
+the value), so an out-of-range axis is the same clear error
 everywhere ("sum: axis 2 is out of range for a tensor with 2 dims").
 """
+import functools
+import inspect
 import numbers
 
 from .errors import ShapeError
 
 
-def pytorch_names(op, axis, dim, keepdims, keepdim, default_axis=None):
-    """(axis, keepdims) from numpy's or PyTorch's spelling; both at once is an error."""
-    if dim is not None:
-        if axis is not None and axis != default_axis:
-            raise TypeError(f"{op}: got both axis={axis} and dim={dim}; they are one argument (pass one)")
-        axis = dim
-    if keepdim is not None:
-        keepdims = keepdim
-    return axis, keepdims
+# Each spelling of an axis argument and the other one it may be given as (numpy's, PyTorch's).
+_OTHER_SPELLING = {"axis": "dim", "dim": "axis", "dims": "axis", "keepdims": "keepdim", "keepdim": "keepdims"}
+
+
+def dim_or_axis(fn):
+    """`fn` taking the other spelling of its axis arguments too: dim= for an axis parameter,
+    axis= for dim (or dims), keepdim= for keepdims and keepdims= for keepdim. Both spellings of
+    one argument in one call (x.sum(0, dim=1)) is a TypeError naming both.
+
+    Decorate each function and method that takes an axis; its body sees its own spelling only:
+        @dim_or_axis
+        def cumsum(x, dim): ..."""
+    params = list(inspect.signature(fn).parameters)
+    other_to_own = {_OTHER_SPELLING[p]: p for p in params if p in _OTHER_SPELLING and _OTHER_SPELLING[p] not in params}
+    position = {own: params.index(own) for own in other_to_own.values()}
+    op = fn.__name__
+
+    @functools.wraps(fn)
+    def either_spelling(*args, **kwargs):
+        if kwargs and not other_to_own.keys().isdisjoint(kwargs):  # most calls pay this one test
+            for other, own in other_to_own.items():
+                if other in kwargs:
+                    if own in kwargs or len(args) > position[own]:
+                        given = kwargs[own] if own in kwargs else args[position[own]]
+                        raise TypeError(f"{op}: got both {own}={given!r} and {other}={kwargs[other]!r}; "
+                                        "they are one argument (pass one)")
+                    kwargs[own] = kwargs.pop(other)
+        return fn(*args, **kwargs)
+
+    return either_spelling
 
 
 def one_axis(axis, ndim, op):

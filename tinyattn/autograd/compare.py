@@ -58,10 +58,12 @@ def max_or_min(x, op, dim=None, keepdim=None, axis=None, keepdims=None):
     """x.max / x.min in all their spellings (see Tensor.max)."""
     if isinstance(dim, _tensor.Tensor):  # x.max(other): PyTorch's element-wise maximum
         return (maximum if op == "max" else minimum)(x, dim)
+    if keepdim is not None and keepdims is not None:
+        raise TypeError(f"{op}: got both keepdim={keepdim} and keepdims={keepdims}; they are one argument (pass one)")
     if axis is not None or keepdims is not None:  # numpy's spelling: the values only
         if dim is not None:
             raise TypeError(f"{op}: got both axis={axis} and dim={dim}; they are one argument (pass one)")
-        return _reduce(x, op, axis, bool(keepdims))
+        return _reduce(x, op, axis, bool(keepdim if keepdims is None else keepdims))
     if dim is None:
         if keepdim:
             raise TypeError(f"{op}: keepdim=True needs a dim; x.{op}() reduces over everything to a 0-d tensor")

@@ -8,7 +8,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .axes import axes, one_axis as _one_axis
+from .axes import axes, dim_or_axis, one_axis as _one_axis
 from .broadcast import unbroadcast
 from .errors import ShapeError
 from .function import Function
@@ -88,6 +88,7 @@ class Expand(Function):
 
 # --- the user-facing spellings (PyTorch's names and arguments) -----------------------------------
 
+@dim_or_axis
 def gather(x, dim, index):
     """out[i][j][k] = x[i][index[i][j][k]][k] for dim=1 (PyTorch's torch.gather): `index` is an
     integer tensor with x's number of dims; out has index's shape."""
@@ -97,6 +98,7 @@ def gather(x, dim, index):
     return Gather.apply(x, _one_axis(dim, x.ndim, "gather"), index)
 
 
+@dim_or_axis
 def cumsum(x, dim):
     """Running sums along `dim`, same shape (integers and bools sum as int64, as PyTorch)."""
     if x.ndim == 0:  # one entry: its running sum is itself, 0-d as PyTorch keeps it
@@ -105,6 +107,7 @@ def cumsum(x, dim):
     return Cumsum.apply(x, _one_axis(dim, x.ndim, "cumsum"))
 
 
+@dim_or_axis
 def topk(x, k, dim=-1, largest=True, sorted=True):
     """(values, indices) of the k largest (or smallest) entries along `dim`, largest first when
     sorted (PyTorch's topk); the values carry the gradient back to the entries they came from."""

@@ -6,7 +6,7 @@ permute back, scatter into zeros (getitem), split (cat, stack), keep the unfille
 """
 import numpy as np
 
-from .axes import axes
+from .axes import axes, dim_or_axis
 from .errors import ShapeError
 from .function import Function
 from .promotion import one_dtype
@@ -181,9 +181,9 @@ class MaskedFill(Function):
 
 # --- the user-facing spellings: ta.cat, ta.stack, ta.unbind -------------------------------------
 
-def cat(tensors, axis=0, *, dim=None):
+@dim_or_axis
+def cat(tensors, axis=0):
     """Join tensors along an existing axis (PyTorch's dim= works too)."""
-    axis = axis if dim is None else dim
     tensors = one_dtype("cat", tensors)
     for position, tensor in enumerate(tensors):
         if tensor.ndim == 0:
@@ -192,16 +192,16 @@ def cat(tensors, axis=0, *, dim=None):
     return Cat.apply(_axis(axis, tensors[0].ndim if tensors else 1, "cat"), *tensors)
 
 
-def stack(tensors, axis=0, *, dim=None):
+@dim_or_axis
+def stack(tensors, axis=0):
     """Stack tensors of one shape along a new axis (PyTorch's dim= works too)."""
-    axis = axis if dim is None else dim
     tensors = one_dtype("stack", tensors)
     return Stack.apply(_axis(axis, (tensors[0].ndim if tensors else 0) + 1, "stack"), *tensors)
 
 
-def unbind(tensor, axis=0, *, dim=None):
+@dim_or_axis
+def unbind(tensor, axis=0):
     """The slices of a tensor along an axis, as a tuple of tensors (one graph node)."""
-    axis = axis if dim is None else dim
     slices = Unbind.apply(tensor, _axis(axis, tensor.ndim, "unbind"))
     return tuple(share_with_view(piece, tensor) for piece in slices)  # views: one version counter
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .axes import axes, one_axis
+from .axes import axes, dim_or_axis, one_axis
 from .errors import ShapeError
 from .function import Function
 from .versions import share_with_view
@@ -30,6 +30,7 @@ class Split(Function):
         return np.concatenate(grads, axis=ctx.axis), None, None
 
 
+@dim_or_axis
 def split(x, split_size_or_sections, dim=0):
     """Pieces of x along `dim` (PyTorch's split): an int gives pieces of that size (the last may be
     smaller), a list gives pieces of those sizes (they must add up to the length)."""
@@ -47,6 +48,7 @@ def split(x, split_size_or_sections, dim=0):
     return tuple(share_with_view(piece, x) for piece in Split.apply(x, dim, sizes))  # views: one version counter
 
 
+@dim_or_axis
 def chunk(x, chunks, dim=0):
     """x cut into `chunks` pieces along `dim` of ceil(length / chunks) each, as PyTorch's chunk (so
     there may be fewer pieces than asked for, and the last may be smaller)."""
@@ -56,6 +58,7 @@ def chunk(x, chunks, dim=0):
     return split(x, max(1, math.ceil(length / chunks)), dim)
 
 
+@dim_or_axis
 def squeeze(x, dim=None):
     """x without its size-1 dims (dim=None) or without the ones among `dim` (an int or a tuple);
     a named dim whose size is not 1 stays, as in PyTorch."""
@@ -73,6 +76,7 @@ def flatten(x, start_dim=0, end_dim=-1):
     return x.reshape(x.shape[:start] + (math.prod(x.shape[start:end + 1]),) + x.shape[end + 1:])
 
 
+@dim_or_axis
 def unflatten(x, dim, sizes):
     """Dim `dim` split into `sizes` (one -1 allowed), PyTorch's unflatten."""
     dim = one_axis(dim, x.ndim, "unflatten")
@@ -97,6 +101,7 @@ def repeat(x, *reps):
     return copies.clone().reshape(tuple(r * s for r, s in zip(reps, shape)))
 
 
+@dim_or_axis
 def flip(x, dims):
     """x with the order of entries reversed along each of `dims` (PyTorch's flip)."""
     dims = axes(dims, x.ndim, "flip")

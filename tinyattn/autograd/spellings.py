@@ -17,7 +17,6 @@ KNOWN = {
     "rsqrt": "1 / x.sqrt()",
     "log1p": "(1 + x).log()",
     "expm1": "x.exp() - 1",
-    "softmax": "x.softmax(dim) (or F.softmax)",
     "concat": "ta.cat(tensors, dim)",
     "concatenate": "ta.cat(tensors, dim)",
     "hstack": "ta.cat(tensors, dim=-1)",

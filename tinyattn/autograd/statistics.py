@@ -5,10 +5,11 @@ import math
 
 import numpy as np
 
-from .axes import axes
+from .axes import axes, dim_or_axis
 from .errors import require_float
 
 
+@dim_or_axis
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """sum((x - mean)^2) / (n - correction) over `dim` (None: all), PyTorch's var: correction=1
     by default (Bessel's), unbiased=False means correction=0. n <= correction gives NaN or inf."""
@@ -28,6 +29,7 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
         return squares * math.inf
 
 
+@dim_or_axis
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The square root of var (same arguments). Where var is 0 the gradient is 0, as PyTorch's
     (sqrt's own rule, g / (2 sqrt(v)), would give 0 / 0 there)."""
@@ -42,6 +44,7 @@ def _sqrt_with_zero_slope_at_zero(v):
     return _where(zero, 0.0, _where(zero, 1.0, v).sqrt()) if zero.any() else v.sqrt()
 
 
+@dim_or_axis
 def logsumexp(x, dim, keepdim=False):
     """log(sum(exp(x))) over `dim`, without overflow: the largest entry m is taken out first,
     log(sum(exp(x - m))) + m. Its gradient is softmax(x) along dim (m is a constant there)."""
@@ -55,6 +58,7 @@ def logsumexp(x, dim, keepdim=False):
     return out if keepdim else out.reshape(tuple(s for d, s in enumerate(out.shape) if d not in dims))
 
 
+@dim_or_axis
 def norm(x, p="fro", dim=None, keepdim=False):
     """The p-norm over `dim` (None: all elements), PyTorch's x.norm: p = 2 or "fro" (the default),
     1, inf, -inf or any other positive number. A zero vector's 2-norm has gradient 0, as PyTorch's."""

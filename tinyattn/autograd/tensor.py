@@ -20,7 +20,7 @@ from .tensor_conveniences import TensorConveniences
 from .tensor_math import TensorMath
 from .tensor_methods import TensorMethods
 from . import versions as _versions
-from .axes import axes as _axes, one_axis as _one_axis, pytorch_names as _pytorch_names
+from .axes import axes as _axes, dim_or_axis as _dim_or_axis, one_axis as _one_axis
 
 
 class Tensor(TensorConveniences, HookMethods, TensorMath, TensorMethods, InPlaceOps):
@@ -142,15 +142,15 @@ class Tensor(TensorConveniences, HookMethods, TensorMath, TensorMethods, InPlace
         """max(x, 0) element-wise, same shape and dtype (NaN stays NaN); dL/dx = g where x > 0."""
         return _ew.Relu.apply(self)
 
-    # Reductions take numpy's axis= / keepdims= or PyTorch's dim= / keepdim=.
-    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    # Reductions take numpy's axis= / keepdims= or PyTorch's dim= / keepdim= (axes.dim_or_axis).
+    @_dim_or_axis
+    def sum(self, axis=None, keepdims=False):
         """Sum over `axis` (an int, a tuple, or None for all) -> the shape without those axes (kept as 1 with keepdims)."""
-        axis, keepdims = _pytorch_names("sum", axis, dim, keepdims, keepdim)
         return _reduce.Sum.apply(self, None if axis is None else _axes(axis, self.ndim, "sum"), keepdims)
 
-    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    @_dim_or_axis
+    def mean(self, axis=None, keepdims=False):
         """Mean over `axis` (an int, a tuple, or None for all) of a float tensor, shaped as sum's result."""
-        axis, keepdims = _pytorch_names("mean", axis, dim, keepdims, keepdim)
         require_float("mean", x=self.data)  # as PyTorch: the mean of integers has no dtype to be in
         return _reduce.Mean.apply(self, None if axis is None else _axes(axis, self.ndim, "mean"), keepdims)
 
@@ -177,14 +177,14 @@ class Tensor(TensorConveniences, HookMethods, TensorMath, TensorMethods, InPlace
     def T(self):
         return self.permute(tuple(reversed(range(self.ndim))))
 
-    def softmax(self, axis=-1, mask=None, *, dim=None):
+    @_dim_or_axis
+    def softmax(self, axis=-1, mask=None):
         """exp(x) / sum(exp(x)) along `axis`, same shape; mask (bool, broadcasting to x) True = may attend."""
-        axis, _ = _pytorch_names("softmax", axis, dim, False, None, default_axis=-1)
         return _nn.Softmax.apply(self, _one_axis(axis, self.ndim, "softmax"), _raw(mask))
 
-    def log_softmax(self, axis=-1, *, dim=None):
+    @_dim_or_axis
+    def log_softmax(self, axis=-1):
         """x - log(sum(exp(x))) along `axis`, same shape (stable for large x)."""
-        axis, _ = _pytorch_names("log_softmax", axis, dim, False, None, default_axis=-1)
         return _log_softmax.LogSoftmax.apply(self, _one_axis(axis, self.ndim, "log_softmax"))
 
     def masked_fill(self, mask, value):
@@ -251,4 +251,4 @@ from . import ops_nn as _nn  # noqa: E402
 from . import ops_reduce as _reduce  # noqa: E402
 from . import ops_shape as _shape  # noqa: E402
 from . import compare as _compare, ops_select as _select, shaping as _shaping, statistics as _statistics  # noqa: E402
-from . import ops_log_softmax as _log_softmax, ops_where as _where  # noqa: E402
+from . import creation as _creation, ops_log_softmax as _log_softmax, ops_where as _where, sampling as _sampling  # noqa: E402

@@ -1,10 +1,13 @@
 """What a Tensor offers besides backpropagation: its size, printing, conversions to numpy, Python
-and other dtypes, and PyTorch's spellings of them (size(), numel(), dim(), long(), to(), clone(), detach(),
-t(), view()). Tensor (tensor.py) inherits them, so tensor.py keeps to the graph and the ops.
+and other dtypes, and PyTorch's spellings of them (size(), numel(), dim(), long(), bool(), to(), type(),
+new_zeros(), clone(), detach(), t(), mT, view()). Tensor (tensor.py) inherits them, so tensor.py keeps to the graph and the ops.
 """
+import re
+
 import numpy as np
 
-from .axes import one_axis as _one_axis, pytorch_names as _pytorch_names
+from .axes import dim_or_axis as _dim_or_axis, one_axis as _one_axis
+from .errors import ShapeError
 
 
 class TensorConveniences:
@@ -70,14 +73,14 @@ class TensorConveniences:
     def __bool__(self):
         return bool(self.data)
 
-    def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    @_dim_or_axis
+    def argmax(self, axis=None, keepdims=False):
         """Indices of the largest values (int64, no gradient); over the flattened tensor if axis is None."""
-        axis, keepdims = _pytorch_names("argmax", axis, dim, keepdims, keepdim)
         return _tensor.wrap(np.argmax(self.data, axis=_one_axis(axis, self.ndim, "argmax"), keepdims=keepdims))
 
-    def argmin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    @_dim_or_axis
+    def argmin(self, axis=None, keepdims=False):
         """Indices of the smallest values (int64, no gradient); over the flattened tensor if axis is None."""
-        axis, keepdims = _pytorch_names("argmin", axis, dim, keepdims, keepdim)
         return _tensor.wrap(np.argmin(self.data, axis=_one_axis(axis, self.ndim, "argmin"), keepdims=keepdims))
 
     def view(self, *shape):
@@ -97,6 +100,14 @@ class TensorConveniences:
                              "use .transpose(dim0, dim1) or .permute(...)")
         return self.T
 
+    @property
+    def mT(self):
+        """The last two dims swapped (a batch of matrices transposed), as PyTorch's x.mT."""
+        if self.ndim < 2:
+            raise ShapeError(f"mT: needs a matrix or a batch of matrices (2 or more dims), got shape {self.shape}; "
+                             "a 1-d tensor is its own transpose")
+        return self.transpose(-2, -1)
+
     def double(self):
         return self.to(np.float64)
 
@@ -111,20 +122,62 @@ class TensorConveniences:
         """An int32 copy (integers carry no gradient)."""
         return self.to(np.int32)
 
-    def to(self, dtype):
-        """This tensor in `dtype` (ta.float32, np.float64, "float64", ...): a float target keeps
-        the gradient flowing back; "cpu" (the only device) returns self, as PyTorch's .to does."""
-        if isinstance(dtype, str) and dtype == "cpu":
+    def bool(self):
+        """A bool copy: True where self is nonzero (a mask from 0/1 numbers: ta.ones(T, T).triu(1).bool())."""
+        return self.to(np.bool_)
+
+    def to(self, *args, dtype=None, device=None):
+        """This tensor in a dtype (ta.float32, np.float64, "float64", ...) or another tensor's
+        dtype: a float target keeps the gradient flowing back. PyTorch's device arguments, as
+        x.to("cpu"), x.to("cpu", ta.float64), x.to(device=...): "cpu" (the only device) changes
+        nothing; "cuda" and other devices are a RuntimeError saying tinyattn runs on the CPU."""
+        for arg in args:
+            if isinstance(arg, TensorConveniences):
+                dtype = arg.dtype
+            elif _is_device(arg):
+                device = arg
+            else:
+                dtype = arg
+        if len(args) > 2:
+            raise TypeError(f"to: takes a device and/or a dtype, got {len(args)} arguments {args}")
+        on_the_cpu(device, "to")
+        if dtype is None:
             return self
         try:
             dtype = np.dtype(dtype)
         except TypeError:
-            raise TypeError(f"to: {dtype!r} is not a dtype; use ta.float32, ta.float64, ta.int64 or ta.bool") from None
+            raise TypeError(f"to: {dtype!r} is not a dtype or a device; use ta.float32, ta.float64, ta.int64, "
+                            "ta.bool or 'cpu'") from None
         if dtype == self.data.dtype:
             return self
         if dtype.kind == "f" and self.data.dtype.kind == "f":
             return _tensor._ew.Cast.apply(self, dtype)
         return _tensor.wrap(self.data.astype(dtype))
+
+    def type(self, dtype=None):
+        """x.type(): the type's name as PyTorch spells it, with tinyattn's prefix
+        ("tinyattn.FloatTensor"); x.type(dtype) is x.to(dtype) (also x.type("torch.DoubleTensor"))."""
+        if dtype is None:
+            return f"tinyattn.{_TYPE_NAMES.get(self.data.dtype, str(self.data.dtype))}"
+        if isinstance(dtype, str) and dtype.rpartition(".")[2] in _TYPE_NAMES.values():
+            dtype = next(d for d, name in _TYPE_NAMES.items() if name == dtype.rpartition(".")[2])
+        return self.to(dtype)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """ta.zeros(*size) in self's dtype unless `dtype` says otherwise (PyTorch's new_zeros)."""
+        return self.new_full(_tensor._creation._shape(size, "new_zeros"), 0, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """ta.ones(*size) in self's dtype unless `dtype` says otherwise (PyTorch's new_ones)."""
+        return self.new_full(_tensor._creation._shape(size, "new_ones"), 1, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        """ta.full(size, fill_value) in self's dtype unless `dtype` says otherwise (PyTorch's new_full)."""
+        on_the_cpu(device, "new_full")
+        return _tensor._creation.full(size, fill_value, dtype=self.data.dtype if dtype is None else dtype,
+                                      requires_grad=requires_grad)
 
     def clone(self):
         """A copy of the data that stays on the graph (the gradient passes through unchanged)."""
@@ -135,6 +188,26 @@ class TensorConveniences:
     def detach(self):
         """The same data as a new leaf with no history, leaving the graph: gradients stop here."""
         return _tensor._versions.share_with_view(_tensor.wrap(self.data), self)
+
+
+# PyTorch's type names (x.type()) for the dtypes tinyattn has.
+_TYPE_NAMES = {np.dtype(np.float16): "HalfTensor", np.dtype(np.float32): "FloatTensor",
+               np.dtype(np.float64): "DoubleTensor", np.dtype(np.int32): "IntTensor",
+               np.dtype(np.int64): "LongTensor", np.dtype(np.bool_): "BoolTensor"}
+
+# PyTorch's device names ("cuda", "cuda:0", "mps", ...): what .to() reads as a device, not a dtype.
+_DEVICE = re.compile(r"(cpu|cuda|mps|xpu|xla|hip|hpu|meta|mtia|ipu|vulkan|lazy)(:\d+)?")
+
+
+def _is_device(arg):
+    return _DEVICE.fullmatch(str(arg)) is not None and not isinstance(arg, np.dtype)
+
+
+def on_the_cpu(device, op):
+    """Refuse a device other than the CPU (None and "cpu" pass), saying that tinyattn runs on the CPU."""
+    if device is not None and str(device).partition(":")[0] != "cpu":
+        raise RuntimeError(f"{op}: tinyattn runs on the CPU only, there is no {str(device)!r} device; leave the "
+                           "tensor where it is (x.to('cpu') is x) and set device = 'cpu' where the script picks one")
 
 
 def matmul(a, b):

@@ -1,10 +1,13 @@
 """Element-wise math a tensor offers beyond + - * / @ and the activations: powers (x ** p,
-p ** x), abs, exp, log and sqrt, whose rules are in ops_math.py; and the comparisons, which give
-bool tensors that carry no gradient. Tensor inherits them (tensor.py's class line).
+p ** x), abs, exp, log and sqrt, whose rules are in ops_math.py; and the comparisons and the logic
+on masks (~, logical_not/and/or), which give bool tensors that carry no gradient. Tensor
+inherits them (tensor.py's class line).
 """
 import numbers
 
 import numpy as np
+
+from .errors import ShapeError
 
 
 class TensorMath:
@@ -71,6 +74,37 @@ class TensorMath:
 
     def __ne__(self, other):
         return _tensor.wrap(self.data != _tensor._raw(other))
+
+    # Logic on masks: bool results, no gradient (any nonzero entry counts as True, as PyTorch's).
+    def __invert__(self):
+        """~x: logical not of a bool tensor (flips a mask's polarity), bitwise not of an integer
+        one (~5 == -6), as PyTorch; a float tensor is a TypeError (use x == 0 or ta.logical_not)."""
+        if self.data.dtype.kind not in "biu":
+            raise TypeError(f"~ (invert) takes a bool or integer tensor, got {self.data.dtype}; for the places "
+                            "where a float tensor is 0 write x == 0 (or ta.logical_not(x))")
+        return _tensor.wrap(~self.data)
+
+    def logical_not(self):
+        """True where self is 0 (or False): bool, self's shape."""
+        return _tensor.wrap(np.logical_not(self.data))
+
+    def logical_and(self, other):
+        """True where both are nonzero: bool, broadcast."""
+        return _tensor.wrap(np.logical_and(self.data, _both_broadcast(self, other, "logical_and")))
+
+    def logical_or(self, other):
+        """True where either is nonzero: bool, broadcast."""
+        return _tensor.wrap(np.logical_or(self.data, _both_broadcast(self, other, "logical_or")))
+
+
+def _both_broadcast(x, other, op):
+    """other's array, once its shape is known to broadcast against x's (a ShapeError naming both if not)."""
+    other = np.asarray(_tensor._raw(other))
+    try:
+        np.broadcast_shapes(x.shape, other.shape)
+    except ValueError:
+        raise ShapeError(f"{op}: shapes {x.shape} and {other.shape} do not broadcast together") from None
+    return other
 
 
 from . import tensor as _tensor  # noqa: E402  (tensor.py imports this module before it defines Tensor; its _ew holds the rules of ops_math.py)

@@ -8,6 +8,9 @@ import numbers
 
 import numpy as np
 
+from .axes import dim_or_axis
+
+
 class TensorMethods:
     __slots__ = ()  # a base of Tensor, whose instances keep their fixed slots
 
@@ -71,52 +74,67 @@ class TensorMethods:
     clip = clamp
 
     # --- statistics (statistics.py) --------------------------------------------------------------
+    @dim_or_axis
     def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         """The variance over `dim` (None: all), correction=1 by default; x.var(dim, False) is the biased one."""
         return _tensor._statistics.var(self, dim, unbiased, keepdim, correction=correction)
 
+    @dim_or_axis
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         """The standard deviation: var's square root (same arguments)."""
         return _tensor._statistics.std(self, dim, unbiased, keepdim, correction=correction)
 
+    @dim_or_axis
     def logsumexp(self, dim, keepdim=False):
         """log(sum(exp(self))) over `dim`, without overflow."""
         return _tensor._statistics.logsumexp(self, dim, keepdim)
 
+    @dim_or_axis
     def norm(self, p="fro", dim=None, keepdim=False):
         """The p-norm over `dim` (None: all): p = 'fro'/2 (default), 1, inf, -inf or any p > 0."""
         return _tensor._statistics.norm(self, p, dim, keepdim)
 
     # --- picking (ops_select.py) -------------------------------------------------------------------
+    @dim_or_axis
     def unbind(self, dim=0):
         """The slices along `dim`, as a tuple of tensors (ta.unbind)."""
         return _tensor._shape.unbind(self, dim)
 
+    @dim_or_axis
     def cumsum(self, dim):
         """Running sums along `dim`, same shape."""
         return _tensor._select.cumsum(self, dim)
 
+    @dim_or_axis
     def gather(self, dim, index):
         """Entries picked along `dim` by the integer `index` (PyTorch's gather), index's shape."""
         return _tensor._select.gather(self, dim, index)
 
+    @dim_or_axis
     def topk(self, k, dim=-1, largest=True, sorted=True):
         """(values, indices) of the k largest (largest=False: smallest) along `dim`, in order."""
         return _tensor._select.topk(self, k, dim, largest, sorted)
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """Category indices drawn in proportion to self's weights, per row (ta.multinomial)."""
+        return _tensor._sampling.multinomial(self, num_samples, replacement, generator=generator)
 
     def expand(self, *sizes):
         """self repeated along its size-1 dims to `sizes` without copying (-1 keeps a size)."""
         return _tensor._select.expand(self, *sizes)
 
     # --- shapes (shaping.py) -------------------------------------------------------------------------
+    @dim_or_axis
     def split(self, split_size_or_sections, dim=0):
         """Pieces along `dim`: of one size (an int; the last may be smaller) or of the sizes listed."""
         return _tensor._shaping.split(self, split_size_or_sections, dim)
 
+    @dim_or_axis
     def chunk(self, chunks, dim=0):
         """`chunks` pieces along `dim` of ceil(length / chunks) each (PyTorch's chunk)."""
         return _tensor._shaping.chunk(self, chunks, dim)
 
+    @dim_or_axis
     def squeeze(self, dim=None):
         """Without its size-1 dims (or those of them among `dim`)."""
         return _tensor._shaping.squeeze(self, dim)
@@ -125,6 +143,7 @@ class TensorMethods:
         """Dims start_dim..end_dim merged into one."""
         return _tensor._shaping.flatten(self, start_dim, end_dim)
 
+    @dim_or_axis
     def unflatten(self, dim, sizes):
         """Dim `dim` split into `sizes` (one -1 allowed)."""
         return _tensor._shaping.unflatten(self, dim, sizes)
@@ -133,6 +152,7 @@ class TensorMethods:
         """Copied reps[i] times along dim i (numpy's tile)."""
         return _tensor._shaping.repeat(self, *reps)
 
+    @dim_or_axis
     def flip(self, dims):
         """Entries in reverse order along each of `dims`."""
         return _tensor._shaping.flip(self, dims if not isinstance(dims, numbers.Integral) else (dims,))
@@ -145,9 +165,9 @@ class TensorMethods:
         """Zeros below the `diagonal`-th diagonal of the last two dims."""
         return _triangles.triu(self, diagonal)
 
-    def unsqueeze(self, axis=None, *, dim=None):
+    @dim_or_axis
+    def unsqueeze(self, axis=None):
         """A new axis of size 1 at `axis` (in [-ndim - 1, ndim], as PyTorch)."""
-        axis, _ = pytorch_names("unsqueeze", axis, dim, False, None)
         if axis is None or not -self.ndim - 1 <= axis <= self.ndim:
             raise ValueError(f"unsqueeze: axis {axis} is out of range for a tensor with {self.ndim} dims "
                              f"(a new axis goes at {-self.ndim - 1}..{self.ndim})")
@@ -163,4 +183,3 @@ class TensorMethods:
 
 
 from . import tensor as _tensor, triangles as _triangles  # noqa: E402  (tensor.py imports this module before it defines Tensor)
-from .axes import pytorch_names  # noqa: E402

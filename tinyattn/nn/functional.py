@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..autograd.axes import dim_or_axis
 from ..autograd.errors import require_float
 from ..autograd.ops_select import pad  # noqa: F401
 from ..autograd.ops_where import where
@@ -18,14 +19,16 @@ __all__ = ["cross_entropy", "mse_loss", "binary_cross_entropy", "binary_cross_en
            "scaled_dot_product_attention"]
 
 
-def softmax(x, axis=-1, mask=None, dim=None):
+@dim_or_axis
+def softmax(x, axis=-1, mask=None):
     """softmax along `axis` (or PyTorch's `dim`); mask True = may attend."""
-    return x.softmax(axis if dim is None else dim, mask=mask)
+    return x.softmax(axis, mask=mask)
 
 
-def log_softmax(x, axis=-1, dim=None):
+@dim_or_axis
+def log_softmax(x, axis=-1):
     """x - log(sum(exp(x))) along `axis` (or PyTorch's `dim`), same shape."""
-    return x.log_softmax(axis if dim is None else dim)
+    return x.log_softmax(axis)
 
 
 def relu(x):
