@@ -1,11 +1,12 @@
 """Axis arguments: numpy's axis=/keepdims= or PyTorch's dim=/keepdim=, checked and made non-negative.
 
 Every op that takes an axis goes through here, so an out-of-range axis is the same clear error
-everywhere ("sum: axis 2 is out of range for a tensor with 2 dims").
+everywhere ("sum: axis 2 is out of range for a tensor with 2 dims"); so does every count or size
+an op takes (whole_number, at the end).
 """
 import numbers
 
-from .errors import ShapeError
+from .errors import AxisError, ShapeError
 
 
 def pytorch_names(op, axis, dim, keepdims, keepdim, default_axis=None):
@@ -40,8 +41,19 @@ def axes(axis, ndim, op):
         if not isinstance(a, numbers.Integral) or isinstance(a, bool):
             raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {a!r}")
         if not -ndim <= a < ndim:
-            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims")
+            raise AxisError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims"
+                            + (" (a 0-d tensor takes 0 or -1)" if ndim == 0 else ""))
         result.append(a % ndim)
     if len(set(result)) != len(result):
         raise ValueError(f"{op}: axis {tuple(given)} names an axis twice")
     return tuple(result)
+
+
+def whole_number(value, op, name, low=0):
+    """`value` as an int >= low (a count or a size: topk's k, split's size, repeat's copies, ...);
+    a float, a bool or a smaller number is a clear error naming op, as PyTorch refuses them."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if value >= low:
+            return int(value)
+        raise ValueError(f"{op}: {name} must be at least {low}, got {value}")
+    raise TypeError(f"{op}: {name} must be a whole number (an int), got {value!r} ({type(value).__name__})")
