@@ -4,8 +4,6 @@ the docstring.
 Notation: y is the output, g = dL/dy the gradient arriving from above, and every returned
 gradient is dL/d(input). Binary ops broadcast, so their gradients pass through `unbroadcast`.
 """
-import numpy as np
-
 from ..ops import arrays
 from .broadcast import unbroadcast
 from .function import Function
@@ -98,33 +96,6 @@ class Div(Function):
         need_a, need_b = ctx.needs_input_grad
         return (unbroadcast(g / b, a.shape) if need_a else None,
                 unbroadcast(-g * y / b, b.shape) if need_b else None)
-
-
-class RoundedDiv(Function):
-    """y = a / b rounded toward zero ("trunc") or down ("floor"), in the operands' dtype (integers
-    divided exactly);  dL/da = dL/db = 0, the slope of a step almost everywhere (PyTorch's too)."""
-
-    @staticmethod
-    def forward(ctx, a, b, mode):
-        ctx.shapes = a.shape, b.shape
-        try:
-            shape = np.broadcast_shapes(a.shape, b.shape)
-        except ValueError:
-            raise _broadcast_error("div", "/", a, b) from None
-        if a.dtype.kind == "f":
-            return (np.trunc if mode == "trunc" else np.floor)(a / b)
-        if (b == 0).any():
-            raise ZeroDivisionError(f"div: integer division by zero (rounding_mode={mode!r}, {a.dtype} tensors)")
-        down = np.floor_divide(a, b)
-        if mode == "floor":
-            return down.reshape(shape)
-        # trunc: one up from floor where the exact quotient is negative and not whole
-        return (down + ((down * b != a) & (down < 0))).astype(down.dtype, copy=False).reshape(shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        shape_a, shape_b = ctx.shapes
-        return np.zeros(shape_a, g.dtype), np.zeros(shape_b, g.dtype), None
 
 
 class Neg(Function):
