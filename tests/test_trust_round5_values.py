@@ -176,6 +176,10 @@ def test_backward_through_a_rounded_float_division_gives_zero(mode):
     (lambda: ta.ones(2).add(ta.ones(2), alpha=ta.tensor(2.0)), TypeError, "add: alpha must be a number, got Tensor"),
     (lambda: ta.ones(2).sub(ta.ones(2), alpha=ta.tensor(2.0)), TypeError, "sub: alpha must be a number"),
     (lambda: ta.full_like(ta.ones(2), "a"), TypeError, "full_like: fill_value must be a real number"),
+    (lambda: ta.ones(2, 2).tril(1.5), TypeError, "tril: diagonal must be a whole number"),
+    (lambda: ta.ones(1, 2).expand(2.5, 2), TypeError, "expand: each size must be a whole number"),
+    (lambda: ta.ones(1, 2).expand(-2, 2), ValueError, "expand: each size must be at least -1"),
+    (lambda: ta.ones(4).unflatten(0, (1.5, 2)), TypeError, "unflatten: each size must be a whole number"),
 ])
 def test_values_torch_refuses_are_refused_by_name(call, error, words):
     with pytest.raises(error, match=words):

@@ -162,6 +162,7 @@ def expand(x, *sizes):
     """x repeated along its size-1 axes (and new leading ones) to `sizes`, without copying;
     -1 keeps a size (PyTorch's expand). The result is read-only, as it shares x's memory."""
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    sizes = tuple(whole_number(size, "expand", "each size", low=-1) for size in sizes)
     new = len(sizes) - x.ndim
     if new < 0:
         raise ShapeError(f"expand: {x.shape} has more dims than the size {tuple(sizes)}")

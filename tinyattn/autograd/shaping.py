@@ -74,7 +74,7 @@ def flatten(x, start_dim=0, end_dim=-1):
 def unflatten(x, dim, sizes):
     """Dim `dim` split into `sizes` (one -1 allowed), PyTorch's unflatten."""
     dim = one_axis(dim, x.ndim, "unflatten")
-    sizes = tuple(int(s) for s in sizes)
+    sizes = tuple(whole_number(s, "unflatten", "each size", low=-1) for s in sizes)
     known = math.prod(s for s in sizes if s != -1)
     if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[dim]) or (known and x.shape[dim] % known):
         raise ShapeError(f"unflatten: dim {dim} of {x.shape} has {x.shape[dim]} entries, which sizes {sizes} do not fit")
