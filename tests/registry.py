@@ -80,6 +80,8 @@ case(ew.Mul, "one number per column (the column-scaling kernel)", lambda a, v: a
 case(ew.Div, "broadcast", lambda a, b: a / b, inputs(normal(2, 3), positive(3)))
 case(ew.Div, "number over tensor", lambda b: 1.0 / b, inputs(positive(4, 2)))
 case(ew.Neg, "plain", lambda a: -a, inputs(transposed(2, 3)))
+case(ew.RoundedDiv, "floor and trunc, broadcast, transposed (gradient 0)",
+     lambda a, b: (a.div(b, rounding_mode="floor"), a.div(b, rounding_mode="trunc")), inputs(transposed(2, 3), positive(3)))
 case(ew.Pow, "fractional", lambda a: a ** 2.5, inputs(positive(3, 2)))
 case(ew.Pow, "negative", lambda a: a ** -1.5, inputs(positive(4)))
 case(ew.Pow, "integer, any sign", lambda a: a ** 3, inputs(normal(3, 3)))

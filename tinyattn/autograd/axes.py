@@ -1,14 +1,14 @@
 """Axis arguments: numpy's axis=/keepdims= or PyTorch's dim=/keepdim=, checked and made non-negative.
 
 Every op that takes an axis goes through here (dim_or_axis for the spelling, axes / one_axis for
-the value), so an out-of-range axis is the same clear error
-everywhere ("sum: axis 2 is out of range for a tensor with 2 dims").
+the value), so an out-of-range axis is the same clear error everywhere ("sum: axis 2 is out of
+range for a tensor with 2 dims"); so does every count or size an op takes (whole_number, at the end).
 """
 import functools
 import inspect
 import numbers
 
-from .errors import ShapeError
+from .errors import AxisError, ShapeError
 
 
 # Each spelling of an axis argument and the other one it may be given as (numpy's, PyTorch's).
@@ -64,8 +64,19 @@ def axes(axis, ndim, op):
         if not isinstance(a, numbers.Integral) or isinstance(a, bool):
             raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {a!r}")
         if not -ndim <= a < ndim:
-            raise ValueError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims")
+            raise AxisError(f"{op}: axis {a} is out of range for a tensor with {ndim} dims"
+                            + (" (a 0-d tensor takes 0 or -1)" if ndim == 0 else ""))
         result.append(a % ndim)
     if len(set(result)) != len(result):
         raise ValueError(f"{op}: axis {tuple(given)} names an axis twice")
     return tuple(result)
+
+
+def whole_number(value, op, name, low=0):
+    """`value` as an int >= low (a count or a size: topk's k, split's size, repeat's copies, ...);
+    a float, a bool or a smaller number is a clear error naming op, as PyTorch refuses them."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if value >= low:
+            return int(value)
+        raise ValueError(f"{op}: {name} must be at least {low}, got {value}")
+    raise TypeError(f"{op}: {name} must be a whole number (an int), got {value!r} ({type(value).__name__})")

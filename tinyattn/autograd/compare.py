@@ -2,16 +2,21 @@
 PyTorch's x.max(dim) / x.min(dim), which return (values, indices).
 
 Composed, so each gradient is where's or gather's (already checked), routed as PyTorch routes it:
-  maximum/minimum  ties split the gradient in half between the two inputs (torch's rule);
-  clamp            the gradient passes where min <= x <= max, a tensor bound gets it where it won;
+  maximum/minimum  ties split the gradient in half between the two inputs (torch's rule), a NaN
+                   in either gives each the whole gradient (torch's rule too);
+  clamp            the gradient passes where min <= x <= max (not at a NaN, as torch), a tensor
+                   bound gets it where it won;
   max(dim)/min(dim) the gradient goes to the one entry `indices` names (torch's rule), while
                    x.max() over everything shares it among tied entries (torch's rule too).
 """
+import math
+import numbers
 from collections import namedtuple
 
 import numpy as np
 
 from .axes import axes as _axes, one_axis
+from .errors import ShapeError
 from .ops_max import Max
 
 # as torch.return_types.max / .min: a tuple (values, indices) with those two names
@@ -20,13 +25,37 @@ MinResult = namedtuple("min", ["values", "indices"])
 
 
 def _pick(a, b, larger):
-    """a where a wins, b where b wins, their mean on a tie (so each gets half the gradient; a NaN
-    in either loses both comparisons and lands here too, giving NaN as PyTorch does)."""
-    a, b = _pair(a, b)
+    """a where a wins, b where b wins, their mean on a tie (so each gets half the gradient). A NaN
+    in either loses both comparisons: there a + b, NaN, gives each the whole gradient, as PyTorch."""
+    op = "maximum" if larger else "minimum"
+    a, b = _pair(_bound(op, "input", a), _bound(op, "other", b))
+    _broadcast_shape(op, a, b)
     if a.data.dtype.kind != "f":  # integers (pair gave both one dtype) carry no gradient to split
         return _tensor.wrap((np.maximum if larger else np.minimum)(a.data, b.data))
     a_wins, b_wins = (a > b, a < b) if larger else (a < b, a > b)
-    return _where(a_wins.data, a, _where(b_wins.data, b, a * 0.5 + b * 0.5))
+    tie = (a == b).data
+    neither = a * 0.5 + b * 0.5
+    if not (tie | a_wins.data | b_wins.data).all():  # a NaN somewhere
+        neither = _where(tie, neither, a + b)
+    return _where(a_wins.data, a, _where(b_wins.data, b, neither))
+
+
+def _bound(op, name, value):
+    """A Tensor or a real number, as maximum's operands and clamp's bounds must be; else a TypeError naming op."""
+    if isinstance(value, _tensor.Tensor) or (isinstance(value, (numbers.Real, np.number, np.bool_))
+                                              and not isinstance(value, np.ndarray)):
+        return value
+    raise TypeError(f"{op}: {name} must be a Tensor or a number, got {value!r} ({type(value).__name__})")
+
+
+def _broadcast_shape(op, *operands):
+    """The shape the operands broadcast to; a ShapeError naming op and the shapes if they do not."""
+    shapes = [np.shape(_tensor._raw(v)) for v in operands]
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(f"{op}: shapes {' and '.join(map(str, shapes))} do not broadcast (aligned from the "
+                         "last dim, each pair of sizes must be equal or 1)") from None
 
 
 def maximum(input, other):
@@ -46,11 +75,16 @@ def clamp(x, min=None, max=None):
     min > max the result is max everywhere, as PyTorch's."""
     if min is None and max is None:
         raise ValueError("clamp: give min=, max= or both")
+    bounds = [_bound("clamp", name, v) for name, v in (("min", min), ("max", max)) if v is not None]
+    _broadcast_shape("clamp", x, *bounds)
     out = x
     if min is not None:
         out = _where((out < min).data, min, out)
     if max is not None:
         out = _where((out > max).data, max, out)
+    nan = np.isnan(x.data) if x.data.dtype.kind == "f" else None
+    if nan is not None and nan.any():  # NaN stays NaN and takes no gradient, as PyTorch's clamp
+        out = _where(nan, math.nan, out)
     return out
 
 

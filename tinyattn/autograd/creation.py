@@ -36,11 +36,16 @@ def ones(*shape, dtype=np.float32, requires_grad=False):
     return _leaf(np.ones(_shape(shape, "ones"), dtype), requires_grad)
 
 
+def _fill_value(op, value):
+    if not isinstance(value, (numbers.Number, np.number, np.bool_)) or isinstance(value, complex):
+        raise TypeError(f"{op}: fill_value must be a real number or a bool, got {value!r} ({type(value).__name__})")
+    return value
+
+
 def full(size, fill_value, dtype=None, requires_grad=False):
     """A tensor of shape `size` filled with `fill_value` (PyTorch's torch.full): float32 for a
     float value, int64 for an int, bool for a bool, unless `dtype` says otherwise."""
-    if not isinstance(fill_value, (numbers.Number, np.number, np.bool_)) or isinstance(fill_value, complex):
-        raise TypeError(f"full: fill_value must be a real number or a bool, got {fill_value!r}")
+    _fill_value("full", fill_value)
     if dtype is None:
         dtype = np.bool_ if isinstance(fill_value, bool) else np.int64 if isinstance(fill_value, int) else np.float32
     return _leaf(np.full(_shape((size,), "full"), fill_value, dtype), requires_grad)
@@ -58,4 +63,4 @@ def ones_like(x, dtype=None, requires_grad=False):
 
 def full_like(x, fill_value, dtype=None, requires_grad=False):
     """A tensor of x's shape filled with `fill_value`, in x's dtype unless `dtype` says otherwise."""
-    return _leaf(np.full(x.shape, fill_value, x.dtype if dtype is None else dtype), requires_grad)
+    return _leaf(np.full(x.shape, _fill_value("full_like", fill_value), x.dtype if dtype is None else dtype), requires_grad)

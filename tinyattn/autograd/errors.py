@@ -5,6 +5,10 @@ class ShapeError(ValueError):
     """Operand shapes that do not fit the op; the message names the op and both shapes."""
 
 
+class AxisError(ShapeError, IndexError):
+    """A dim out of range for the tensor: an IndexError, as PyTorch's (and a ShapeError, as before)."""
+
+
 def require_float(op, **arrays):
     """Refuse integer and bool arrays where an op is only defined on real numbers (softmax, attention)."""
     for name, array in arrays.items():

@@ -69,11 +69,11 @@ class InPlaceOps:
     # --- arithmetic ---------------------------------------------------------------------------
     def add_(self, other, *, alpha=1):
         """self += alpha * other, in place (PyTorch's add_)."""
-        return self._change_in_place("add_", lambda x: x + _scaled(other, alpha), other)
+        return self._change_in_place("add_", lambda x: x + scaled("add_", other, alpha), other)
 
     def sub_(self, other, *, alpha=1):
         """self -= alpha * other, in place (PyTorch's sub_)."""
-        return self._change_in_place("sub_", lambda x: x - _scaled(other, alpha), other)
+        return self._change_in_place("sub_", lambda x: x - scaled("sub_", other, alpha), other)
 
     def mul_(self, other):
         """self *= other, in place."""
@@ -141,9 +141,11 @@ class InPlaceOps:
         versions.bump(self)
 
 
-def _scaled(other, alpha):
+def scaled(op, other, alpha):
+    """alpha * other for add/sub(other, alpha=): alpha a number, as PyTorch's (a Tensor is refused there too)."""
     if not isinstance(alpha, numbers.Number):
-        raise TypeError(f"alpha must be a number, got {type(alpha).__name__}")
+        raise TypeError(f"{op}: alpha must be a number, got {type(alpha).__name__} (for a tensor factor write "
+                        f"x {'-' if op.startswith('sub') else '+'} factor * other)")
     return other if alpha == 1 else other * alpha
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .errors import ShapeError
 from .function import Function
+from .promotion import one_dtype
 
 
 def _parse(equation, n_operands):
@@ -94,4 +95,4 @@ def einsum(equation, *operands):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
         raise TypeError(f"einsum: the first argument is the equation, a string like 'ij,jk->ik', got {type(equation).__name__}")
-    return Einsum.apply(equation, *operands)
+    return Einsum.apply(equation, *one_dtype("einsum", operands))  # float32 with int64: float32, as PyTorch's rule

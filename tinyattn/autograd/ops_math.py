@@ -1,9 +1,10 @@
-"""Powers, exp, log, sqrt and abs, each backward under its forward.
+"""Powers, exp, log, sqrt, abs and rounded division, each backward under its forward.
 
 Notation as in ops_arithmetic.py: y is the output, g = dL/dy, each return is dL/dx.
 """
 import numpy as np
 
+from .errors import ShapeError
 from .function import Function
 
 
@@ -105,3 +106,31 @@ class Sqrt(Function):
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
         return g / (2 * y)
+
+
+class RoundedDiv(Function):
+    """y = a / b rounded toward zero ("trunc") or down ("floor"), in the operands' dtype (integers
+    divided exactly);  dL/da = dL/db = 0, the slope of a step almost everywhere (PyTorch's too)."""
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        ctx.shapes = a.shape, b.shape
+        try:
+            np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            raise ShapeError(f"div: {a.shape} / {b.shape}: shapes do not broadcast") from None
+        if a.dtype.kind == "f":
+            with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 = +-inf or NaN, as PyTorch
+                return (np.trunc if mode == "trunc" else np.floor)(a / b)
+        if (b == 0).any():
+            raise ZeroDivisionError(f"div: integer division by zero (rounding_mode={mode!r}, {a.dtype} tensors)")
+        down = np.floor_divide(a, b)
+        if mode == "floor":
+            return down
+        # trunc: one up from floor where the exact quotient is negative and not whole
+        return (down + ((down * b != a) & (down < 0))).astype(down.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        shape_a, shape_b = ctx.shapes
+        return np.zeros(shape_a, g.dtype), np.zeros(shape_b, g.dtype), None

@@ -4,11 +4,12 @@ constant padding and expand.
 Each backward routes every gradient element back to the input element it came from (or adds up
 the elements that came from one input element).
 """
+import math
 from collections import namedtuple
 
 import numpy as np
 
-from .axes import axes, dim_or_axis, one_axis as _one_axis
+from .axes import axes, dim_or_axis, one_axis as _one_axis, whole_number
 from .broadcast import unbroadcast
 from .errors import ShapeError
 from .function import Function
@@ -113,16 +114,28 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
     sorted (PyTorch's topk); the values carry the gradient back to the entries they came from."""
     if x.ndim == 0:  # one entry (dim 0 or -1): k is 0 or 1, and the result keeps the 0-d shape when k is 1
         axes(dim, 0, "topk")
+        k = whole_number(k, "topk", "k")
         values, indices = topk(x.reshape(1), k, 0, largest, sorted)
         return TopK(values.reshape(()), indices.reshape(())) if k == 1 else TopK(values, indices)
     dim = _one_axis(dim, x.ndim, "topk")
+    k = whole_number(k, "topk", "k")
     if not 0 <= k <= x.shape[dim]:
         raise ValueError(f"topk: k={k} is out of range for {x.shape[dim]} entries along dim {dim} of {x.shape}")
-    data = x.data
-    if largest:  # sort a key that reverses the order: -x for floats, ~x (= -x - 1, no overflow) for integers
-        data = -data if data.dtype.kind == "f" else ~data
-    indices = np.take(np.argsort(data, axis=dim, kind="stable"), np.arange(k), axis=dim)
+    order = largest_first(x.data, dim) if largest else np.argsort(x.data, axis=dim, kind="stable")  # NaN last
+    indices = np.take(order, np.arange(k), axis=dim)
     return TopK(gather(x, dim, indices), _tensor.wrap(indices))
+
+
+def largest_first(data, axis):
+    """The indices that sort `data` along `axis` from the largest down, ties in index order, NaN
+    first: PyTorch ranks NaN above everything (topk, sort(descending=True)), so it is not hidden."""
+    # a key that reverses the order: -x for floats, ~x (= -x - 1, no overflow) for integers
+    order = np.argsort(-data if data.dtype.kind == "f" else ~data, axis=axis, kind="stable")
+    if data.dtype.kind != "f":
+        return order
+    # numpy puts NaN last: move them to the front, keeping each group's order
+    nan_last = ~np.isnan(np.take_along_axis(data, order, axis=axis))
+    return np.take_along_axis(order, np.argsort(nan_last, axis=axis, kind="stable"), axis=axis)
 
 
 def pad(x, pad, mode="constant", value=0.0):
@@ -130,12 +143,16 @@ def pad(x, pad, mode="constant", value=0.0):
     second-to-last before, after, ...); negative widths cut elements off instead."""
     if mode != "constant":
         raise NotImplementedError(f"pad: only mode='constant' is implemented, got mode={mode!r}")
-    pad = tuple(int(p) for p in pad)
+    pad = tuple(whole_number(p, "pad", "each width", low=-math.inf) for p in pad)
     if len(pad) % 2 or len(pad) // 2 > x.ndim:
         raise ValueError(f"pad: needs an even number of widths, at most 2 per dim of {x.shape}, got {pad}")
     widths = [(0, 0)] * x.ndim
     for i in range(len(pad) // 2):  # PyTorch's order: the last dim first
         widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    for d, ((before, after), size) in enumerate(zip(widths, x.shape)):
+        if min(before, 0) + min(after, 0) < -size:
+            raise ValueError(f"pad: widths ({before}, {after}) cut {-min(before, 0) - min(after, 0)} entries from "
+                             f"dim {d} of {x.shape}, which has {size}; negative widths may cut at most all of it")
     if any(w < 0 for pair in widths for w in pair):  # cut first (a slice), then pad what is left
         x = x[tuple(slice(max(-before, 0), size - max(-after, 0)) for (before, after), size in zip(widths, x.shape))]
         widths = [(max(before, 0), max(after, 0)) for before, after in widths]
@@ -148,6 +165,7 @@ def expand(x, *sizes):
     """x repeated along its size-1 axes (and new leading ones) to `sizes`, without copying;
     -1 keeps a size (PyTorch's expand). The result is read-only, as it shares x's memory."""
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    sizes = tuple(whole_number(size, "expand", "each size", low=-1) for size in sizes)
     new = len(sizes) - x.ndim
     if new < 0:
         raise ShapeError(f"expand: {x.shape} has more dims than the size {tuple(sizes)}")

@@ -7,8 +7,9 @@ permute back, scatter into zeros (getitem), split (cat, stack), keep the unfille
 import numpy as np
 
 from .axes import axes, dim_or_axis
-from .errors import ShapeError
+from .errors import AxisError, ShapeError
 from .function import Function
+from .ops_where import grad_where
 from .promotion import one_dtype
 from .versions import share_with_view
 
@@ -176,7 +177,7 @@ class MaskedFill(Function):
     @staticmethod
     def backward(ctx, g):
         (mask,) = ctx.saved_tensors
-        return g * ~mask, None, None  # a product with the bool mask, as Where's
+        return grad_where(~mask, g), None, None
 
 
 # --- the user-facing spellings: ta.cat, ta.stack, ta.unbind -------------------------------------
@@ -207,4 +208,6 @@ def unbind(tensor, axis=0):
 
 
 def _axis(axis, ndim, op):
+    if ndim == 0:  # axes() takes 0 or -1 for a 0-d tensor, but there is no dim to pick along
+        raise AxisError(f"{op}: a 0-d tensor has no dim {axis} to work along; reshape it to (1,) first")
     return axes(axis, ndim, op)[0]

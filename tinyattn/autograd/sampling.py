@@ -3,6 +3,7 @@ randn, rand, randint and multinomial, as PyTorch's."""
 import numpy as np
 
 from . import rng as _rng
+from .axes import whole_number
 from .creation import _leaf, _shape
 from .tensor import Tensor, wrap
 
@@ -37,6 +38,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     (N, C), non-negative, need not sum to 1): int64 of shape (num_samples,) or (N, num_samples),
     PyTorch's torch.multinomial. Without replacement no category is drawn twice in a row.
     generator: a numpy Generator (tinyattn's seeded one by default)."""
+    num_samples = whole_number(num_samples, "multinomial", "num_samples", low=1)
     weights = np.asarray(input.data if isinstance(input, Tensor) else input, dtype=np.float64)
     if weights.ndim not in (1, 2) or weights.shape[-1] == 0:
         raise ValueError(f"multinomial: input must be 1-D or 2-D with at least one category, got shape {weights.shape}")

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .axes import axes, dim_or_axis, one_axis
+from .axes import axes, dim_or_axis, one_axis, whole_number
 from .errors import ShapeError
 from .function import Function
 from .versions import share_with_view
@@ -36,13 +36,11 @@ def split(x, split_size_or_sections, dim=0):
     smaller), a list gives pieces of those sizes (they must add up to the length)."""
     dim = one_axis(dim, x.ndim, "split")
     length = x.shape[dim]
-    if isinstance(split_size_or_sections, (int, np.integer)):
-        size = int(split_size_or_sections)
-        if size <= 0 and length:
-            raise ValueError(f"split: the piece size must be positive, got {size}")
+    if not isinstance(split_size_or_sections, (tuple, list)):
+        size = whole_number(split_size_or_sections, "split", "the piece size", low=1 if length else 0)
         sizes = [min(size, length - start) for start in range(0, length, size)] if length else [0]
     else:
-        sizes = [int(s) for s in split_size_or_sections]
+        sizes = [whole_number(s, "split", "each size") for s in split_size_or_sections]
         if sum(sizes) != length or any(s < 0 for s in sizes):
             raise ValueError(f"split: sizes {sizes} must be >= 0 and add up to {length}, the length of dim {dim} of {x.shape}")
     return tuple(share_with_view(piece, x) for piece in Split.apply(x, dim, sizes))  # views: one version counter
@@ -51,18 +49,18 @@ def split(x, split_size_or_sections, dim=0):
 @dim_or_axis
 def chunk(x, chunks, dim=0):
     """x cut into `chunks` pieces along `dim` of ceil(length / chunks) each, as PyTorch's chunk (so
-    there may be fewer pieces than asked for, and the last may be smaller)."""
-    if chunks <= 0:
-        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    there may be fewer pieces than asked for, and the last may be smaller); an empty dim gives
+    `chunks` empty pieces, as PyTorch's."""
+    chunks = whole_number(chunks, "chunk", "chunks", low=1)
     length = x.shape[one_axis(dim, x.ndim, "chunk")]
-    return split(x, max(1, math.ceil(length / chunks)), dim)
+    return split(x, [0] * chunks if length == 0 else math.ceil(length / chunks), dim)
 
 
 @dim_or_axis
 def squeeze(x, dim=None):
     """x without its size-1 dims (dim=None) or without the ones among `dim` (an int or a tuple);
     a named dim whose size is not 1 stays, as in PyTorch."""
-    dims = axes(dim, x.ndim, "squeeze") if x.ndim else ()
+    dims = axes(dim, x.ndim, "squeeze")  # a 0-d tensor takes dim 0 or -1 only, as PyTorch's
     return x.reshape(tuple(s for d, s in enumerate(x.shape) if not (d in dims and s == 1)))
 
 
@@ -80,7 +78,7 @@ def flatten(x, start_dim=0, end_dim=-1):
 def unflatten(x, dim, sizes):
     """Dim `dim` split into `sizes` (one -1 allowed), PyTorch's unflatten."""
     dim = one_axis(dim, x.ndim, "unflatten")
-    sizes = tuple(int(s) for s in sizes)
+    sizes = tuple(whole_number(s, "unflatten", "each size", low=-1) for s in sizes)
     known = math.prod(s for s in sizes if s != -1)
     if sizes.count(-1) > 1 or (-1 not in sizes and known != x.shape[dim]) or (known and x.shape[dim] % known):
         raise ShapeError(f"unflatten: dim {dim} of {x.shape} has {x.shape[dim]} entries, which sizes {sizes} do not fit")
@@ -91,6 +89,7 @@ def repeat(x, *reps):
     """x copied reps[i] times along dim i (PyTorch's repeat, numpy's tile); more reps than dims
     add leading dims. The gradient adds up the copies."""
     reps = tuple(reps[0]) if len(reps) == 1 and isinstance(reps[0], (tuple, list)) else tuple(reps)
+    reps = tuple(whole_number(r, "repeat", "each number of copies") for r in reps)
     if len(reps) < x.ndim:
         raise ShapeError(f"repeat: {len(reps)} repeats for a tensor of {x.ndim} dims {x.shape}; give one per dim")
     shape = (1,) * (len(reps) - x.ndim) + x.shape

@@ -44,14 +44,21 @@ def _sqrt_with_zero_slope_at_zero(v):
     return _where(zero, 0.0, _where(zero, 1.0, v).sqrt()) if zero.any() else v.sqrt()
 
 
+def _power_with_zero_slope_at_zero(v, p):
+    """v ** p for v >= 0, with gradient 0 where v is 0, as PyTorch's norm takes it (p v ** (p - 1)
+    is inf there for p < 1, and its product with a zero upstream NaN): as _sqrt_with_zero_slope_at_zero."""
+    zero = v.data == 0
+    return _where(zero, 0.0, _where(zero, 1.0, v) ** p) if zero.any() else v ** p
+
+
 @dim_or_axis
 def logsumexp(x, dim, keepdim=False):
     """log(sum(exp(x))) over `dim`, without overflow: the largest entry m is taken out first,
     log(sum(exp(x - m))) + m. Its gradient is softmax(x) along dim (m is a constant there)."""
     x = x if x.data.dtype.kind == "f" else x.float()
     dims = axes(dim, x.ndim, "logsumexp")
-    if x.data.size == 0:
-        return _tensor.wrap(np.full(np.sum(x.data, axis=dims, keepdims=keepdim).shape, -np.inf, x.data.dtype))
+    if x.data.size == 0:  # log(0) = -inf wherever the sum is empty, on the graph (a zero-size gradient), as PyTorch
+        return x.sum(axis=dims, keepdims=keepdim) - math.inf
     m = np.max(x.data, axis=dims, keepdims=True)
     m = _tensor.wrap(np.where(np.isfinite(m), m, 0).astype(x.data.dtype))  # all -inf (or an inf): shift by 0
     out = (x - m).exp().sum(axis=dims, keepdims=True).log() + m
@@ -61,7 +68,7 @@ def logsumexp(x, dim, keepdim=False):
 @dim_or_axis
 def norm(x, p="fro", dim=None, keepdim=False):
     """The p-norm over `dim` (None: all elements), PyTorch's x.norm: p = 2 or "fro" (the default),
-    1, inf, -inf or any other positive number. A zero vector's 2-norm has gradient 0, as PyTorch's."""
+    1, inf, -inf or any other positive number. A zero vector's norm has gradient 0, as PyTorch's."""
     require_float("norm", x=x.data)
     dims = axes(dim, x.ndim, "norm")
     if p in ("fro", 2):
@@ -74,7 +81,9 @@ def norm(x, p="fro", dim=None, keepdim=False):
         return abs(x).sum(axis=dims, keepdims=keepdim)
     if not isinstance(p, (int, float)) or p <= 0:
         raise ValueError(f"norm: p must be 'fro', inf, -inf or a positive number, got {p!r}")
-    return (abs(x) ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
+    # at a zero entry (p < 1) and at a zero vector the slope is taken as 0, as PyTorch's
+    powers = _power_with_zero_slope_at_zero(abs(x), p)
+    return _power_with_zero_slope_at_zero(powers.sum(axis=dims, keepdims=keepdim), 1.0 / p)
 
 
 from . import tensor as _tensor  # noqa: E402  (tensor.py imports the op modules first)

@@ -17,27 +17,24 @@ class TensorMethods:
     # --- arithmetic as methods (PyTorch's spellings of the operators) --------------------------
     def add(self, other, *, alpha=1):
         """self + alpha * other (PyTorch's add)."""
-        return self + (other if alpha == 1 else other * alpha)
+        return self + _inplace.scaled("add", other, alpha)
 
     def sub(self, other, *, alpha=1):
         """self - alpha * other (PyTorch's sub)."""
-        return self - (other if alpha == 1 else other * alpha)
+        return self - _inplace.scaled("sub", other, alpha)
 
     def mul(self, other):
         """self * other (PyTorch's mul)."""
         return self * other
 
     def div(self, other, *, rounding_mode=None):
-        """self / other; rounding_mode "trunc" or "floor" rounds the quotient (no gradient then, as
-        its slope is 0 almost everywhere)."""
+        """self / other; rounding_mode "trunc" or "floor" rounds the quotient, in the operands' dtype
+        (int32 // int32 is int32, as PyTorch), with gradient 0 (its slope almost everywhere)."""
         if rounding_mode is None:
             return self / other
         if rounding_mode not in ("trunc", "floor"):
             raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
-        quotient = (self / other).data
-        rounded = np.trunc(quotient) if rounding_mode == "trunc" else np.floor(quotient)
-        both_int = self.data.dtype.kind in "iu" and np.asarray(getattr(other, "data", other)).dtype.kind in "iu"
-        return _tensor.wrap(rounded.astype(np.int64) if both_int else rounded)
+        return _tensor._ew.RoundedDiv.apply(*_tensor._pair(self, other), rounding_mode)
 
     def neg(self):
         """-self (PyTorch's neg)."""
@@ -182,4 +179,4 @@ class TensorMethods:
         return self.reshape(-1).reshape(self.shape)  # flattening a strided array copies it into order
 
 
-from . import tensor as _tensor, triangles as _triangles  # noqa: E402  (tensor.py imports this module before it defines Tensor)
+from . import inplace as _inplace, tensor as _tensor, triangles as _triangles  # noqa: E402  (tensor.py imports this module before it defines Tensor)

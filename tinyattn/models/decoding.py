@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..autograd.ops_select import largest_first
 from ..ops.reference import log_softmax
 
 
@@ -127,7 +128,7 @@ def beam_search(model, source, lengths, eos_id, beam_size=4, max_len=None, alpha
         weights = _maybe(weights)
         if weights is not None:
             looks = weights[:, None] if looks is None else np.concatenate([looks, weights[:, None]], axis=1)
-        best = np.argsort(-candidates, axis=1, kind="stable")[:, :2 * k]
+        best = largest_first(candidates, 1)[:, :2 * k]  # NaN first, as torch.topk: a NaN model shows
         parents, tokens, scores = np.arange(B * k), np.full(B * k, eos_id), np.full(B * k, -np.inf)
         for b in np.flatnonzero(~done):
             filled = 0
@@ -155,7 +156,12 @@ def beam_search(model, source, lengths, eos_id, beam_size=4, max_len=None, alpha
                 if log_p[j] > -np.inf:
                     finished[b].append(Hypothesis(history[j].tolist(), None if looks is None else looks[j],
                                                   log_p[j] / length_penalty(max_len, alpha), False))
-    results = [max(f, key=lambda h: h.score) for f in finished]
+    results = [max(f, key=_rank) for f in finished]
     if k == 1:
         return results
-    return [g if g.score > r.score else r for g, r in zip(greedy(model, source, lengths, eos_id, max_len, alpha), results)]
+    return [max(r, g, key=_rank) for g, r in zip(greedy(model, source, lengths, eos_id, max_len, alpha), results)]
+
+
+def _rank(hypothesis):
+    """Its score, a NaN above every number (as the search ranks them): a NaN score is not hidden."""
+    return np.isnan(hypothesis.score), hypothesis.score

@@ -64,8 +64,9 @@ def softplus(x, beta=1.0, threshold=20.0):
 
 def elu(x, alpha=1.0):
     """x where x > 0, else alpha (exp(x) - 1) (PyTorch's elu); exp sees min(x, 0), so a large x
-    cannot overflow the branch that is not taken (its inf would make a NaN gradient)."""
-    return where((x > 0).data, x, (x.clamp(max=0.0).exp() - 1.0) * alpha)
+    cannot overflow the branch that is not taken (its inf would make a NaN gradient). A NaN takes
+    the x branch, gradient 1, as PyTorch's (its elu tests x <= 0 for the other)."""
+    return where(~(x <= 0).data, x, (x.clamp(max=0.0).exp() - 1.0) * alpha)
 
 
 def one_hot(tensor, num_classes=-1):
