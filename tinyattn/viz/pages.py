@@ -29,7 +29,7 @@ from ..nn import MultiheadAttention
 from ..nn.fused.switch import fused
 
 TEMPLATE = os.path.join(os.path.dirname(__file__), "page.html")
-CELL_BUDGET = 400_000  # numbers in all the sampled heatmaps of a page together (~6 characters each)
+CELL_BUDGET = 250_000  # numbers in all the sampled heatmaps of a page together (~7 characters each)
 MAX_CELLS, MIN_CELLS = 1024, 16  # one heatmap at most 32 x 32 cells, at least 4 x 4
 
 
@@ -163,7 +163,7 @@ def _sample(array, cells):
 
 def _number(value):
     value = float(value)
-    return float(f"{value:.4g}") if np.isfinite(value) else str(value)
+    return float(f"{value:.3g}") if np.isfinite(value) else str(value)
 
 
 def _norm(grad):
@@ -243,12 +243,11 @@ def _attention_layers(model, tokens, targets, translator, sequences):
         push = None if grad is None else -weights * (grad - (grad * weights).sum(-1, keepdims=True))
         if weights.ndim == 2 and weights.shape[0] == 1 and translator:  # one decoder step of an RNN decoder
             if steps is None:
-                steps = dict(name="decoder attention (a head per step)", heads=[],
-                             **_token_sides(sequences, "target", weights.shape[1]))
-                steps["all_queries"] = steps["queries"]
+                steps = dict(name="decoder attention (a head per step)", heads=[], queries=sequences["target"][1],
+                             keys=sequences["source"][1][:weights.shape[1]])
                 layers.append(steps)
             t = len(steps["heads"])
-            steps["heads"].append(dict(name=f"step {t}: after {steps['all_queries'][t]}", row=t,
+            steps["heads"].append(dict(name=f"step {t}: after {steps['queries'][t]}", row=t,
                                        weights=_rounded(weights), push=None if push is None else _rounded(push)))
             continue
         heads = weights if weights.ndim == 3 else weights[None]
