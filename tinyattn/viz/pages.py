@@ -243,12 +243,16 @@ def _attention_layers(model, tokens, targets, translator, sequences):
         push = None if grad is None else -weights * (grad - (grad * weights).sum(-1, keepdims=True))
         if weights.ndim == 2 and weights.shape[0] == 1 and translator:  # one decoder step of an RNN decoder
             if steps is None:
-                steps = dict(name="decoder attention (a head per step)", heads=[], queries=sequences["target"][1],
+                every = dict(name="every step", weights=[], push=None if push is None else [])
+                steps = dict(name="decoder attention (a head per step)", heads=[every], queries=sequences["target"][1],
                              keys=sequences["source"][1][:weights.shape[1]])
                 layers.append(steps)
-            t = len(steps["heads"])
+            t = len(steps["heads"]) - 1
             steps["heads"].append(dict(name=f"step {t}: after {steps['queries'][t]}", row=t,
                                        weights=_rounded(weights), push=None if push is None else _rounded(push)))
+            every["weights"] += steps["heads"][-1]["weights"]
+            if push is not None:
+                every["push"] += steps["heads"][-1]["push"]
             continue
         heads = weights if weights.ndim == 3 else weights[None]
         pushes = None if push is None else (push if push.ndim == 3 else push[None])
