@@ -7,8 +7,10 @@ import io
 import json
 import os
 import re
+import runpy
 import shutil
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +26,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
 INSTALL = ("install Chromium and Playwright to run the browser tests: `sudo apt-get install -y chromium` "
            "(Debian/Ubuntu) and `pip install playwright` (its own browser download is not needed)")
 IDS = dict(pad_id=0, bos_id=1, eos_id=2)
+DEMOS = Path(__file__).resolve().parents[1] / "demos"
 
 
 @pytest.fixture(scope="module")
@@ -245,3 +248,12 @@ def test_walk_page_refuses_a_leaf_and_a_freed_graph(tmp_path):
 def test_attention_page_says_when_a_model_has_no_attention(tmp_path):
     with pytest.raises(ValueError, match="attention_page: Sequential computed no softmax"):
         ta.viz.attention_page(nn.Sequential(nn.Embedding(5, 4), nn.Linear(4, 5)), np.arange(3), tmp_path / "x.html")
+
+
+def test_see_backprops_walk_page_opens_with_every_node_of_its_graph(browser, tmp_path):
+    demo = runpy.run_path(str(DEMOS / "see_backprop.py"))
+    paths = demo["one_step"](str(tmp_path))
+    page, errors = _open(browser, next(p for p in paths if p.endswith("walk.html")))
+    assert page.locator("svg#graph [data-node]").count() == 14  # 11 Function calls, W_q, W_k, W_v
+    assert page.locator("aside h2").text_content() == "Mean"  # the loss, visited first
+    assert errors == []
