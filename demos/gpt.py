@@ -365,8 +365,12 @@ def main(argv=None):
     with open(os.path.join(args.out_dir, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     plot_learning(curve, history.losses, base, os.path.join(args.out_dir, "learning.png"), best=history.best)
+    row = held_out[0]  # a held-out window: every head's attention on it, and where its loss pushes them
+    ta.viz.attention_page(model, row[:-1], os.path.join(args.out_dir, "heads.html"), targets=row[1:],
+                          labels=list(corpus.decode(row[:-1])))
     print(f"\nresults: {os.path.join(args.out_dir, 'results.json')}; picture: "
-          f"{os.path.join(args.out_dir, 'learning.png')}")
+          f"{os.path.join(args.out_dir, 'learning.png')}; heads (open in a browser): "
+          f"{os.path.join(args.out_dir, 'heads.html')}")
     return results
 
 

@@ -37,7 +37,9 @@ by the length of a half; the layer-0 heads look back only up to the last positio
 needed at in training, 1 + the longest half), gradient_before_weights.png (at four steps around the phase change,
 the induction head's attention beside minus the gradient of the repeated half's loss with
 respect to its scores: where gradient descent pushes the scores, visible before the weights
-follow). Last, we knock the previous-token head out of layer 1's keys, queries or values only.
+follow), heads.html (every head in a browser at checkpoints over training, with -dL/dscores:
+step through the phase change). Last, we knock the previous-token head out of layer 1's keys,
+queries or values only.
 """
 import argparse
 import json
@@ -121,6 +123,7 @@ class Watch:
         self.model, self.tokens, self.half = model, tokens, half
         self.layers = nn.keep_attention_weights(model)
         self.steps, self.first, self.repeated, self.scores, self.attention, self.push = [], [], [], [], [], []
+        self.states = []  # (label, state_dict) at each evaluation: the page's checkpoints
 
     def __call__(self, step):
         with ta.fused(False):  # the scores are then a tensor of the graph, not inside one fused node
@@ -137,6 +140,7 @@ class Watch:
         self.scores.append(head_scores(layer0.last_weights, layer1.last_weights, self.half))
         self.attention.append(layer1.last_weights.mean(axis=0))
         self.push.append(-scores.grad.mean(axis=0))
+        self.states.append((f"step {step}", self.model.state_dict()))
         return {"first half": self.first[-1], "repeated half": self.repeated[-1]}
 
 
@@ -337,6 +341,7 @@ def main(argv=None):
     pictures.append(os.path.join(args.out_dir, "heads.png"))
     draw_heads(model, test.batch(1, L), watch.layers, final,
                {previous: ": the previous-token head", induction: ": the induction head"}, pictures[-1])
+    pictures.append(write_page(model, watch, test.batch(1, L)[0], V, os.path.join(args.out_dir, "heads.html")))
     knocked = knockouts(model, watch.tokens, L, int(previous[2:]))
     print(f"\nrepeated half's loss {watch.repeated[-1]:.3f}; with the previous-token head (layer 0 head "
           f"{previous[2:]}) taken out of what "
@@ -361,6 +366,15 @@ def gradient_steps(steps, phase):
     if phase is None:  # no phase change: four evaluations spread over the run
         return sorted({round(f * (len(steps) - 1)) for f in (0.25, 0.5, 0.75, 1.0)})
     return sorted({int(np.argmin(np.abs(np.array(steps) - f * phase))) for f in (0.5, 0.75, 0.9, 1.0)})
+
+
+def write_page(model, watch, sequence, vocab, path, most=16):
+    """A page for a browser: every head on one sequence at up to `most` evaluations spread over
+    training, so the phase change can be stepped through; -dL/dscores of predicting each next token."""
+    picks = np.unique(np.linspace(0, len(watch.states) - 1, min(most, len(watch.states))).round().astype(int))
+    labels = ["BOS" if token == vocab else str(token) for token in sequence[:-1]]
+    return ta.viz.attention_page(model, sequence[:-1], path, targets=sequence[1:], labels=labels,
+                                 checkpoints=[watch.states[i] for i in picks])
 
 
 def report(watch, vocab, phase, previous, induction):

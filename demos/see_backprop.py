@@ -59,6 +59,8 @@ def one_step(out_dir):
     print("   " + str(tape).replace("\n", "\n   "))
     graph = os.path.join(out_dir, "graph.png")
     ta.viz.draw_graph(loss, path=graph, params=params)
+    walk = os.path.join(out_dir, "walk.html")  # the same walk in a browser: Next steps through it node by node
+    ta.viz.walk_page(loss, walk, params=params)
 
     names = ["x1", "x2", "x3"]
     panels = [
@@ -73,7 +75,7 @@ def one_step(out_dir):
     ta.viz.gradient_panels(panels, path=panels_path, title="one attention step, forward and backward")
     row_sums = scores.grad.sum(-1)
     print(f"   each row of dL/dscores sums to 0 (softmax): {np.abs(row_sums).max():.1e}")
-    return graph, panels_path
+    return graph, walk, panels_path
 
 
 def inside_multihead(out_dir):

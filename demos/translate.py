@@ -211,6 +211,21 @@ def draw_alignment(model, pair, words, gold, path):
     return written
 
 
+def write_pages(model, pair, words, out_dir):
+    """Two pages for a browser: the model's attention on one test sentence while it reads the
+    reference (weights and -dL/dscores), and the backward walk of that sentence's loss, node by
+    node, built from primitive ops (ta.fused(False)) so that every attention step is in it."""
+    reference = pair.reference(words)
+    source, lengths, target = pair.train.encode_pairs([(words, reference)])
+    ta.viz.attention_page(model, (source[0], target[0]), os.path.join(out_dir, "attention.html"),
+                          labels=(words, ["<s>"] + reference + ["</s>"]))
+    with ta.fused(False):
+        loss = model.loss(source, lengths, target)
+    loss.backward(retain_graph=True)
+    ta.viz.walk_page(loss, os.path.join(out_dir, "walk.html"), params=dict(model.named_parameters()))
+    model.zero_grad()  # these gradients were for looking at
+
+
 def run(args, decoders, variants=None, longer=None):
     """Train and test each (decoder, score); `variants` {name: Transformer recipe} instead trains
     one Transformer per recipe, all from the same initial seed (the ablation); `longer`: test
@@ -253,8 +268,10 @@ def run(args, decoders, variants=None, longer=None):
         gold = gold if gold is not None else []  # the quick pair has no gold alignment
         written = draw_alignment(attending, pair, words, gold, os.path.join(out_dir, "attention.png"))
         print(f"\n{' '.join(words)}\n  -> {' '.join(written)}\n  (expected {' '.join(pair.reference(words))})")
+        write_pages(attending, pair, words, out_dir)
     print(f"\nwritten to {out_dir}/: results.json, accuracy_by_length.png, loss.png"
-          + (", attention.png" if any(d != "none" for d, _ in decoders) else ""))
+          + (", attention.png, attention.html, walk.html (open them in a browser)"
+             if any(d != "none" for d, _ in decoders) else ""))
     return results
 
 

@@ -43,6 +43,7 @@ def test_a_tiny_run_writes_the_contract_learns_and_samples_from_its_checkpoint(d
     # learned: below the unigram baseline, and falling
     assert results["val_bits_per_char"] < 0.8 * results["baselines"]["unigram"]
     assert results["curve"][-1][1] < results["curve"][0][1]
+    assert '"page":"attention"' in (out / "heads.html").read_text()  # the heads, for a browser
     assert (out / "learning.png").stat().st_size > 5000 and (out / "gpt.ckpt.npz").exists()
     capsys.readouterr()
 

@@ -1,6 +1,7 @@
 """demos/induction_heads.py: the output contract, the scores, and a short run that learns to copy."""
 import json
 import math
+import re
 import runpy
 from pathlib import Path
 
@@ -46,3 +47,5 @@ def test_a_short_run_writes_the_contract_and_copies_the_repeated_half(tmp_path, 
     for picture in ("phase_change.png", "head_scores.png", "heads.png", "gradient_before_weights.png"):
         assert (tmp_path / picture).stat().st_size > 5000
     assert "K-composition" in capsys.readouterr().out
+    page = (tmp_path / "heads.html").read_text()  # every evaluation is a checkpoint of the head view
+    assert [int(step) for step in re.findall(r'"label":"step (\d+)"', page)] == results["eval_steps"]

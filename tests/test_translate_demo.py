@@ -30,7 +30,7 @@ def test_a_short_run_translates_most_sentences_and_writes_its_results(trained):
     assert written["train_seconds"] > 0 and set(written["by_length"]) <= {"1-4", "5-8", "9-12", "13-16"}
     for row in list(written["by_length"].values()) + [written["overall"]]:
         assert 0 <= row["exact"] <= 1 and 0 <= row["bleu"] <= 100 and row["align"] is None  # no gold on this pair
-    for picture in ("attention.png", "accuracy_by_length.png", "loss.png"):
+    for picture in ("attention.png", "accuracy_by_length.png", "loss.png", "attention.html", "walk.html"):
         assert (out / picture).stat().st_size > 5000
 
 

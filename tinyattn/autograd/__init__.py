@@ -16,6 +16,7 @@ from .ops_nn import cross_entropy
 from .ops_shape import cat, stack, unbind
 from .ops_where import where
 from .tracing import NodeRecord, trace
+from .walk_order import reverse_topological_order
 from .compare import clamp, maximum, minimum
 from .ops_einsum import einsum
 from .ops_select import cumsum, gather, topk
