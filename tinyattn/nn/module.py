@@ -54,6 +54,15 @@ class Module(ModuleState, ModuleConveniences):
             self._buffers.remove(name)  # an array put in a buffer's place stays that buffer
         object.__setattr__(self, name, value)
 
+    @property
+    def fused(self):
+        """Not a switch: fused nodes are on or off for every layer at once. Reading or setting it names ta.fused."""
+        raise _no_fused_switch(self)
+
+    @fused.setter
+    def fused(self, value):
+        raise _no_fused_switch(self)
+
     def register_buffer(self, name, array):
         """An array that belongs to the module's state (saved, loaded) but is not trained."""
         self.__setattr__(name, array)
@@ -116,7 +125,20 @@ class Module(ModuleState, ModuleConveniences):
         """Every Parameter of this module and the modules inside it, each once (a list)."""
         return [param for _, param in self.named_parameters()]
 
-    def zero_grad(self):
-        """Set every parameter's .grad to None."""
-        for param in self.parameters():
+    def zero_grad(self, set_to_none=True):
+        """Set every parameter's .grad to None (PyTorch 2's default), or to zeros with set_to_none=False."""
+        zero_grads(self.parameters(), set_to_none)
+
+
+def zero_grads(params, set_to_none):
+    """Module.zero_grad and Optimizer.zero_grad: .grad = None, or a .grad there filled with zeros in place."""
+    for param in params:
+        if set_to_none or param.grad is None:
             param.grad = None
+        else:
+            param.grad[...] = 0
+
+
+def _no_fused_switch(module):
+    return AttributeError(f"{type(module).__name__}: no per-module fused switch; fused nodes are turned on and off "
+                          "for every layer at once: `with ta.fused(False): ...` (or TINYATTN_FUSED=0)")
