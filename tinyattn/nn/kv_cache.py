@@ -1,0 +1,77 @@
+"""A key/value cache: decoding one position at a time in O(T) work instead of O(T^2).
+
+Without a cache, writing token t runs the model over positions 0..t again. Nothing at positions
+< t changes when t arrives (the causal mask keeps them from reading it), so each attention layer
+can keep what it made:
+
+    self-attention   the keys and values of the positions so far; a new position adds its own,
+                     and its query reads all of them
+    cross-attention  the keys and values of the encoder's output (the memory), the same for every
+                     step: made once, at the first step
+
+One cache serves a whole model: each attention layer keeps its own entry, under itself. The layers
+take it as an argument (nn.MultiheadAttention, the Transformer decoder layers, the GPT's
+attention) and place positions with the same code as without it: the new queries sit at
+positions length .. length + T - 1, the keys at 0 .. (rope turns them by those positions; alibi's
+bias is -m |i - j| between them; sinusoidal or learned positions are added to the embeddings
+from `length` on). The model that owns the sequence calls advance(T) once every layer has read
+the T new positions. The cached keys are arrays: no gradient flows into them (it is for decoding).
+"""
+import numpy as np
+
+from ..autograd.tensor import wrap
+
+
+class KVCache:
+    """Keys and values (B, H, T, d) per attention layer, of the first `length` positions."""
+
+    def __init__(self):
+        self.length = 0     # positions every layer has read; the next new one sits here
+        self._grown = {}    # self-attention layer -> [keys, values (B, H, capacity, d), count]
+        self._fixed = {}    # cross-attention layer -> (keys, values) Tensors of the memory
+
+    def extend(self, layer, k, v):
+        """k, v (B, H, T, d) of the new positions -> (keys, values) of every position so far.
+
+        The store doubles when full, so T steps of one position copy O(T) rows in all."""
+        keys, values, count = self._grown.get(layer, (None, None, 0))
+        end = count + k.shape[2]
+        if keys is None or end > keys.shape[2]:
+            capacity = max(end, 2 * count, 16)
+            grown = [np.empty(k.shape[:2] + (capacity,) + k.shape[3:], k.dtype) for _ in "kv"]
+            if keys is not None:
+                grown[0][:, :, :count], grown[1][:, :, :count] = keys[:, :, :count], values[:, :, :count]
+            keys, values = grown
+        keys[:, :, count:end], values[:, :, count:end] = k.data, v.data
+        self._grown[layer] = [keys, values, end]
+        return wrap(keys[:, :, :end]), wrap(values[:, :, :end])
+
+    def fixed(self, layer, make):
+        """(keys, values) that stay the same every step (a cross-attention's, of the memory):
+        make() -> (keys, values) the first time, the kept pair after."""
+        if layer not in self._fixed:
+            self._fixed[layer] = tuple(wrap(t.data) for t in make())
+        return self._fixed[layer]
+
+    def entry(self, layer):
+        """(keys, values) arrays (B, H, T, d) that `layer` keeps (for looking at), or None before its first call."""
+        if layer in self._fixed:
+            return tuple(t.data for t in self._fixed[layer])
+        if layer in self._grown:
+            keys, values, count = self._grown[layer]
+            return keys[:, :, :count], values[:, :, :count]
+        return None
+
+    def advance(self, T):
+        """T more positions have gone through every layer."""
+        self.length += T
+
+    def __getitem__(self, rows):
+        """A cache holding the given rows (batch entries) of this one, in that order: a beam search
+        keeps the hypotheses it extends (models/decoding.py indexes every part of the state)."""
+        kept = KVCache()
+        kept.length = self.length
+        kept._grown = {layer: [keys[rows], values[rows], count] for layer, (keys, values, count) in self._grown.items()}
+        kept._fixed = {layer: (wrap(keys.data[rows]), wrap(values.data[rows])) for layer, (keys, values) in
+                       self._fixed.items()}
+        return kept
