@@ -62,11 +62,10 @@ class CausalSelfAttention(Module):
             positions = np.arange(start, start + T)
             q, k = rotary(q, positions), rotary(k, positions)
         dropout_p = self.dropout if self.training else 0.0
-        if cache is None:
-            y, _ = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
-        else:  # query at position start + i reads the keys at positions 0 .. start + i
+        if cache is not None:  # the new tokens' keys and values join the cached ones
             k, v = cache.extend(self, k, v)
-            y, _ = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(T, start), dropout_p=dropout_p)
+        # query at position start + i reads the keys at positions 0 .. start + i (start 0 uncached)
+        y, _ = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(T, start), dropout_p=dropout_p)
         return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, C)))
 
 

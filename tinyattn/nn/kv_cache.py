@@ -67,11 +67,20 @@ class KVCache:
         self.length += T
 
     def __getitem__(self, rows):
-        """A cache holding the given rows (batch entries) of this one, in that order: a beam search
-        keeps the hypotheses it extends (models/decoding.py indexes every part of the state)."""
+        """A cache holding the given rows (batch entries) of the positions so far, in that order: a beam
+        search keeps the hypotheses it extends (models/decoding.py indexes every part of the state).
+        The memory's keys and values stay as they are, as the memory does (the caller passes it on
+        unchanged: a beam reorders rows within a sentence, which share one source)."""
         kept = KVCache()
-        kept.length = self.length
-        kept._grown = {layer: [keys[rows], values[rows], count] for layer, (keys, values, count) in self._grown.items()}
-        kept._fixed = {layer: (wrap(keys.data[rows]), wrap(values.data[rows])) for layer, (keys, values) in
-                       self._fixed.items()}
+        kept.length, kept._fixed = self.length, self._fixed
+        for layer, (keys, values, count) in self._grown.items():
+            kept._grown[layer] = [_rows_with_room(keys, rows, count), _rows_with_room(values, rows, count), count]
         return kept
+
+
+def _rows_with_room(store, rows, count):
+    """store[rows] of the first `count` positions, in a store as long as this one (its room to grow kept)."""
+    picked = store[rows, :, :count]
+    kept = np.empty(picked.shape[:2] + store.shape[2:], store.dtype)
+    kept[:, :, :count] = picked
+    return kept

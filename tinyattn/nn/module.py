@@ -54,15 +54,6 @@ class Module(ModuleState, ModuleConveniences):
             self._buffers.remove(name)  # an array put in a buffer's place stays that buffer
         object.__setattr__(self, name, value)
 
-    @property
-    def fused(self):
-        """Not a switch: fused nodes are on or off for every layer at once. Reading or setting it names ta.fused."""
-        raise _no_fused_switch(self)
-
-    @fused.setter
-    def fused(self, value):
-        raise _no_fused_switch(self)
-
     def register_buffer(self, name, array):
         """An array that belongs to the module's state (saved, loaded) but is not trained."""
         self.__setattr__(name, array)
@@ -137,8 +128,3 @@ def zero_grads(params, set_to_none):
             param.grad = None
         else:
             param.grad[...] = 0
-
-
-def _no_fused_switch(module):
-    return AttributeError(f"{type(module).__name__}: no per-module fused switch; fused nodes are turned on and off "
-                          "for every layer at once: `with ta.fused(False): ...` (or TINYATTN_FUSED=0)")

@@ -72,6 +72,15 @@ class ModuleConveniences:
         fn(self)
         return self
 
+    @property
+    def fused(self):
+        """Not a switch: fused nodes are on or off for every layer at once. Reading or setting it names ta.fused."""
+        raise _no_fused_switch(self)
+
+    @fused.setter
+    def fused(self, value):
+        raise _no_fused_switch(self)
+
     def extra_repr(self):
         return ""
 
@@ -81,3 +90,8 @@ class ModuleConveniences:
         if not lines:
             return head + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def _no_fused_switch(module):
+    return AttributeError(f"{type(module).__name__}: no per-module fused switch; fused nodes are turned on and off "
+                          "for every layer at once: `with ta.fused(False): ...` (or TINYATTN_FUSED=0)")
