@@ -246,3 +246,22 @@ def test_multihead_attention_with_a_cache_equals_it_without_for_every_position_s
                 cache.advance(end - start)
         np.testing.assert_allclose(np.concatenate(rows[0], 1), full_self, rtol=0, atol=1e-12)
         np.testing.assert_allclose(np.concatenate(rows[1], 1), full_cross, rtol=0, atol=1e-12)
+
+
+def test_a_cached_step_keeps_the_new_position_on_the_graph():
+    """The last position's output depends on its own input through its query, key and value: the
+    cached step's gradient there is the full forward's (the earlier keys are constants to it)."""
+    rng = np.random.default_rng(4)
+    for positions in (None, "alibi", "rope"):
+        mha = nn.MultiheadAttention(8, 2, batch_first=True, positions=positions).double()
+        x, upstream = rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 1, 8))
+        full = ta.tensor(x, requires_grad=True)
+        (mha(full, full, full, is_causal=True)[0][:, -1:] * ta.tensor(upstream)).sum().backward()
+        cache = nn.KVCache()
+        with ta.no_grad():
+            prompt = ta.tensor(x[:, :3])
+            mha(prompt, prompt, prompt, is_causal=True, cache=cache)
+        cache.advance(3)
+        last = ta.tensor(x[:, 3:], requires_grad=True)
+        (mha(last, last, last, is_causal=True, cache=cache)[0] * ta.tensor(upstream)).sum().backward()
+        np.testing.assert_allclose(last.grad, full.grad[:, 3:], rtol=0, atol=1e-12)

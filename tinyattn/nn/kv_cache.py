@@ -15,10 +15,13 @@ attention) and place positions with the same code as without it: the new queries
 positions length .. length + T - 1, the keys at 0 .. (rope turns them by those positions; alibi's
 bias is -m |i - j| between them; sinusoidal or learned positions are added to the embeddings
 from `length` on). The model that owns the sequence calls advance(T) once every layer has read
-the T new positions. The cached keys are arrays: no gradient flows into them (it is for decoding).
+the T new positions. The cached keys are arrays, constants to a later step: a gradient reaches
+the new positions' keys and values only (decoding runs under no_grad anyway).
 """
 import numpy as np
 
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.ops_shape import cat
 from ..autograd.tensor import wrap
 
 
@@ -44,6 +47,8 @@ class KVCache:
             keys, values = grown
         keys[:, :, count:end], values[:, :, count:end] = k.data, v.data
         self._grown[layer] = [keys, values, end]
+        if is_grad_enabled() and (k.requires_grad or v.requires_grad):  # the new positions stay on the graph
+            return cat([wrap(keys[:, :, :count]), k], axis=2), cat([wrap(values[:, :, :count]), v], axis=2)
         return wrap(keys[:, :, :end]), wrap(values[:, :, :end])
 
     def fixed(self, layer, make):
