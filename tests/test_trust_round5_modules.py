@@ -10,6 +10,8 @@ import pytest
 
 import tinyattn as ta
 from tinyattn import nn
+from tinyattn.data import TOKEN_IDS
+from tinyattn.models import TransformerSeq2Seq
 
 
 # --- item 9: @ta.no_grad / @ta.enable_grad keep no state between calls ----------------------------
@@ -178,8 +180,6 @@ TRANSLATOR_POSITIONS = [  # (the translator's positions=, or a Transformer assig
 
 
 def _translator(positions, assigned):
-    from tinyattn.data import TOKEN_IDS
-    from tinyattn.models import TransformerSeq2Seq
     ta.manual_seed(5)
     model = TransformerSeq2Seq(30, 31, **TOKEN_IDS, d_model=16, nhead=4, dim_feedforward=32,
                                positions="sinusoidal" if positions == "assigned" else positions)
