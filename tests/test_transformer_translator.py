@@ -95,10 +95,15 @@ def test_cached_decoding_writes_what_recomputing_the_prefix_writes(rng, position
 def test_the_cache_holds_one_key_per_written_word_and_the_memory_is_projected_once(rng):
     model = _model()
     memory, state = model.begin(rng.integers(3, 30, (2, 5)), np.array([5, 4]))
-    assert state["k0"].shape == (2, 2, 0, 8) and len(memory[2]) == 2  # (N, H, 0, d); cross (K, V) per layer
+    layers = model.transformer.decoder.layers
+    assert state["cache"].length == 0 and state["cache"].entry(layers[0].self_attn) is None
     for t in range(3):
         _, state, weights = model.advance(np.array([1, 7]), memory, state)
-    assert state["k1"].shape == (2, 2, 3, 8) and weights.shape == (2, 5) and weights[1, 4] == 0  # padding
+        cross = state["cache"].entry(layers[1].multihead_attn)[0]
+        assert t == 0 or cross is first_cross  # the memory's keys: made at the first word, then kept
+        first_cross = cross
+    assert state["cache"].length == 3 and state["cache"].entry(layers[1].self_attn)[0].shape == (2, 2, 3, 8)
+    assert cross.shape == (2, 2, 5, 8) and weights.shape == (2, 5) and weights[1, 4] == 0  # padding
 
 
 def test_positions_must_be_one_the_translator_knows():
@@ -143,5 +148,5 @@ def test_cached_decoding_past_the_sinusoidal_table_names_the_fix(rng):
     model = TransformerSeq2Seq(30, 31, **TOKEN_IDS, d_model=8, nhead=2, dim_feedforward=8, positions="sinusoidal",
                                max_len=4).eval()
     model.out.bias.data[TOKEN_IDS["eos_id"]] = -1e3  # never ends: it must write past position 3
-    with pytest.raises(ta.ShapeError, match="target position 4 is past the sinusoidal table's 4 positions"):
+    with pytest.raises(ta.ShapeError, match="position 4 is past the table's 4 positions"):
         model.decode(rng.integers(3, 30, (1, 3)), np.array([3]), max_len=6)

@@ -23,7 +23,9 @@ class no_grad:
     """Build no graph inside this block or decorated function: for inference and updates.
 
     `with ta.no_grad():`, `@ta.no_grad()` and `@ta.no_grad` all work, nested or recursive:
-    each entry remembers the state it found on a stack and each exit restores it.
+    each entry remembers the state it found on a stack and each exit restores it. A decorated
+    function enters a fresh block per call, as PyTorch's: threads calling it at once each get
+    their own saved state back.
     """
 
     enabled = False  # what the block sets
@@ -45,7 +47,7 @@ class no_grad:
 
     def __call__(self, *args, **kwargs):
         if self._function is not None:  # used bare: @ta.no_grad
-            with self:
+            with type(self)():
                 return self._function(*args, **kwargs)
         (function,) = args  # used with parentheses: @ta.no_grad()
         return type(self)(function)

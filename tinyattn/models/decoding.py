@@ -7,8 +7,9 @@ Every translator (tinyattn/models: Seq2Seq, LuongSeq2Seq, TransformerSeq2Seq) of
         one step for N rows: the previous word of each (N,) -> next-word logits (N, V), the new
         state, and the attention over the source (N, S) (None for a decoder without attention)
 
-`state` is a dict of arrays or Tensors with one row per hypothesis, so a beam reorders it by
-indexing every value with the rows it keeps; `memory` (what the encoder made) never changes.
+`state` is a dict of arrays or Tensors with one row per hypothesis (or an nn.KVCache, indexed the
+same way), so a beam reorders it by indexing every value with the rows it keeps; `memory` (what
+the encoder made) never changes.
 
 Scores are log-probabilities. Beam search ranks finished hypotheses by Wu et al. 2016's length
 normalisation (https://arxiv.org/abs/1609.08144, eq. 14):

@@ -26,6 +26,7 @@ from ..nn.layers import GELU, Dropout
 from ..nn.embedding import Embedding
 from ..nn.layer_norm import LayerNorm
 from ..nn.linear import Linear
+from ..nn.masks import causal_mask
 from ..nn.containers import ModuleList
 from ..nn.module import Module
 from ..nn.positions import rotary
@@ -49,8 +50,8 @@ class CausalSelfAttention(Module):
         self.resid_dropout = Dropout(dropout)
         self.n_head, self.n_embd, self.dropout, self.rope = n_head, n_embd, dropout, rope
 
-    def forward(self, x, cache=None, layer=0):
-        """x (B, T, C) -> (B, T, C). With a KVCache (gpt_generate.py), x holds the tokens after the
+    def forward(self, x, cache=None):
+        """x (B, T, C) -> (B, T, C). With an nn.KVCache (nn/kv_cache.py), x holds the tokens after the
         cached ones: their keys and values join the cache and their queries read all of it."""
         B, T, C = x.shape
         H, d = self.n_head, C // self.n_head
@@ -61,12 +62,10 @@ class CausalSelfAttention(Module):
             positions = np.arange(start, start + T)
             q, k = rotary(q, positions), rotary(k, positions)
         dropout_p = self.dropout if self.training else 0.0
-        if cache is None:
-            y, _ = F.scaled_dot_product_attention(q, k, v, dropout_p=dropout_p, is_causal=True)
-        else:  # query at position start + i reads the keys at positions 0 .. start + i
-            k, v = cache.extend(layer, k, v)
-            mask = np.arange(start + T)[None, :] <= np.arange(start, start + T)[:, None]
-            y, _ = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        if cache is not None:  # the new tokens' keys and values join the cached ones
+            k, v = cache.extend(self, k, v)
+        # query at position start + i reads the keys at positions 0 .. start + i (start 0 uncached)
+        y, _ = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(T, start), dropout_p=dropout_p)
         return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, C)))
 
 
@@ -94,8 +93,8 @@ class Block(Module):
         self.ln_2 = LayerNorm(n_embd, bias=bias)
         self.mlp = MLP(n_embd, dropout, bias)
 
-    def forward(self, x, cache=None, layer=0):
-        x = x + self.attn(self.ln_1(x), cache, layer)
+    def forward(self, x, cache=None):
+        x = x + self.attn(self.ln_1(x), cache)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -157,8 +156,8 @@ class GPT(Module):
 
         loss is None without targets; with targets (B, T) ints it is the mean cross-entropy over
         the positions whose target is not -1 (nanoGPT's ignore_index). Unlike nanoGPT, logits
-        cover every position even without targets (nanoGPT keeps only the last: logits[:, [-1]]). cache: a KVCache, whose cached tokens
-        idx follows (gpt_generate.py); positions then count on from the cached ones.
+        cover every position even without targets (nanoGPT keeps only the last: logits[:, [-1]]). cache: an nn.KVCache,
+        whose cached tokens idx follows (gpt_generate.py); positions then count on from the cached ones.
         """
         idx = self.check_ids(idx, "forward")
         B, T = idx.shape
@@ -170,10 +169,10 @@ class GPT(Module):
         if self.positions == "learned":
             x = x + self.transformer.wpe(np.arange(start, start + T))
         x = self.transformer.drop(x)
-        for layer, block in enumerate(self.transformer.h):
-            x = block(x, cache, layer)
+        for block in self.transformer.h:
+            x = block(x, cache)
         if cache is not None:
-            cache.length += T
+            cache.advance(T)
         logits = self.lm_head(self.transformer.ln_f(x))
         if targets is None:
             return logits, None  # nanoGPT's pair, so `logits, loss = model(idx)` never splits the batch

@@ -16,24 +16,8 @@ import numpy as np
 from ..autograd.rng import generator
 from ..autograd.sampling import multinomial
 from ..autograd.grad_mode import no_grad
-from ..autograd.tensor import Tensor, wrap
-
-
-class KVCache:
-    """Each layer's keys and values (B, H, block_size, d) of the first `length` tokens."""
-
-    def __init__(self, model, batch, dtype):
-        head_dim = model.n_embd // model.n_head
-        shape = (model.n_layer, batch, model.n_head, model.block_size, head_dim)
-        self.keys, self.values = np.empty(shape, dtype), np.empty(shape, dtype)
-        self.length = 0  # tokens cached; the model advances it once every layer has extended
-
-    def extend(self, layer, k, v):
-        """Store k, v (B, H, T, d) of the tokens after the cached ones -> every key and value so far."""
-        end = self.length + k.shape[2]
-        self.keys[layer, :, :, self.length:end] = k.data
-        self.values[layer, :, :, self.length:end] = v.data
-        return wrap(self.keys[layer, :, :, :end]), wrap(self.values[layer, :, :, :end])
+from ..autograd.tensor import Tensor
+from ..nn.kv_cache import KVCache  # the one cache, the Transformer translator's too
 
 
 def check_sampling(max_new_tokens, temperature, top_k, rng):
@@ -78,7 +62,6 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=
     if idx.shape[1] == 0:
         raise ValueError("GPT.generate: idx has no tokens; give a prompt of at least one token per row")
     rng = generator() if rng is None else rng
-    dtype = model.transformer.wte.weight.dtype
     tokens, cache = idx, None
     for _ in range(max_new_tokens):
         if not use_cache:
@@ -86,7 +69,7 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=
         elif cache is not None and tokens.shape[1] <= model.block_size:
             logits, _ = model(tokens[:, -1:], cache=cache)  # the one new token, after the cached ones
         else:  # the first step, or the context slid: rebuild from the last block_size tokens
-            cache = KVCache(model, tokens.shape[0], dtype)
+            cache = KVCache()
             logits, _ = model(tokens[:, -model.block_size:], cache=cache)
         new = sample(logits.data[:, -1], temperature, top_k, rng)
         tokens = np.concatenate([tokens, new[:, None].astype(np.int64)], axis=1)

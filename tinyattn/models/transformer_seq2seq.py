@@ -14,23 +14,22 @@ fixed positions to the embeddings instead (docs/transformer_translator.md measur
 
 No recurrence: training computes every target position at once under the causal mask (`loss`).
 Decoding (`advance`) keeps each layer's self-attention keys and values and the cross-attention's
-keys and values of the memory (transformer_cache.py), so each new word costs O(T); with
-use_cache = False it runs the decoder again on the whole prefix and keeps the last position
-(the same words, tested). The attention shown for a step is the last decoder layer's
+keys and values of the memory in an nn.KVCache that the decoder's attention layers take
+(nn/kv_cache.py), so each new word costs O(T); with use_cache = False it runs the decoder again
+on the whole prefix and keeps the last position. Both run the same decoder code, positions
+included (whatever attention positions the nn.Transformer has), so they write the same words. The attention shown for a step is the last decoder layer's
 cross-attention, averaged over its heads.
 """
 import numpy as np
 
-from ..autograd.errors import ShapeError
 from ..autograd.ops_nn import cross_entropy
-from ..autograd.tensor import wrap
 from ..nn.attention import PositionalEncoding
 from ..nn.embedding import Embedding
+from ..nn.kv_cache import KVCache
 from ..nn.linear import Linear
-from ..nn.masks import causal_mask, real_positions
+from ..nn.masks import real_positions
 from ..nn.attention_weights import keep_attention_weights
 from ..nn.transformer_model import Transformer
-from .transformer_cache import cross_keys_values, decoder_step
 from .translator import Translator
 
 POSITIONS = {"rope": ("rope", "rope"), "rope_self": ("rope", None), "sinusoidal": (None, None)}
@@ -57,19 +56,12 @@ class TransformerSeq2Seq(Translator):
                                        dropout, batch_first=True, norm_first=norm_first, positions=self_positions,
                                        cross_positions=cross_positions)
         self.out = Linear(d_model, target_vocab)
-        keep_attention_weights(self.transformer.decoder)  # so the uncached advance can show where it looked
+        keep_attention_weights(self.transformer.decoder)  # so advance can show where it looked
 
     def _embed(self, embedding, ids, start=0):
-        """Word vectors (B, T, d), plus the sinusoidal positions start .. start + T - 1 if they are added."""
+        """Word vectors (B, T, d), plus the positions start .. start + T - 1 if they are added."""
         x = embedding(ids)
-        if self.positions is None:
-            return x
-        if start == 0:
-            return self.positions(x)
-        if start + x.shape[1] > self.positions.max_len:
-            raise ShapeError(f"TransformerSeq2Seq: target position {start + x.shape[1] - 1} is past the sinusoidal "
-                             f"table's {self.positions.max_len} positions; build the model with a larger max_len")
-        return x + wrap(self.positions.table[start:start + x.shape[1]].astype(x.dtype))
+        return x if self.positions is None else self.positions(x, start)
 
     def encode(self, source, lengths):
         """(memory (B, S, d), padding (B, S) True at the padding, PyTorch's polarity)."""
@@ -77,11 +69,11 @@ class TransformerSeq2Seq(Translator):
         return self.transformer.encoder(self._embed(self.source_embedding, source),
                                         src_key_padding_mask=padding), padding
 
-    def decode_prefix(self, prefix, memory, padding):
-        """Logits (B, T, V) for every position of the target prefix (B, T), each seeing only words before it."""
-        y = self._embed(self.target_embedding, prefix)
-        T = prefix.shape[1]
-        out = self.transformer.decoder(y, memory, tgt_mask=~causal_mask(T), memory_key_padding_mask=padding)
+    def decode_prefix(self, prefix, memory, padding, cache=None):
+        """Logits (B, T, V) for every position of the target prefix (B, T), each seeing only words before it.
+        With an nn.KVCache, prefix holds the words after the cached ones (and the cache keeps them too)."""
+        y = self._embed(self.target_embedding, prefix, 0 if cache is None else cache.length)
+        out = self.transformer.decoder(y, memory, tgt_is_causal=True, memory_key_padding_mask=padding, cache=cache)
         return self.out(out)
 
     def loss(self, source, lengths, target):
@@ -91,30 +83,21 @@ class TransformerSeq2Seq(Translator):
         return cross_entropy(logits, target[:, 1:], ignore_index=self.pad_id, label_smoothing=self.label_smoothing)
 
     def begin(self, source, lengths):
-        """memory: (encoder output, padding, the cross-attention's keys and values per layer);
-        state: each layer's cached self-attention keys and values, (N, H, 0, d) to begin with
-        (or {"prefix": (N, 0)} with use_cache False)."""
+        """memory: (encoder output, padding); state: {"cache": an empty nn.KVCache} (the decoder's
+        keys and values; advance extends it in place), or {"prefix": (N, 0)} with use_cache False."""
         memory, padding = self.encode(source, np.asarray(lengths))
-        N = source.shape[0]
         if not self.use_cache:
-            return (memory, padding, None), {"prefix": np.zeros((N, 0), np.int64)}
-        attn = self.transformer.decoder.layers[0].self_attn
-        empty = np.zeros((N, attn.num_heads, 0, attn.head_dim), memory.dtype)
-        state = {f"{kv}{i}": empty for i in range(len(self.transformer.decoder.layers)) for kv in "kv"}
-        return (memory, padding, cross_keys_values(self.transformer.decoder, memory)), state
+            return (memory, padding), {"prefix": np.zeros((source.shape[0], 0), np.int64)}
+        return (memory, padding), {"cache": KVCache()}
 
     def advance(self, tokens, memory, state):
         """The target grows by `tokens` (N,): (logits of the next word (N, V), state, cross-attention (N, S))."""
-        memory, padding, cross = memory
-        if "prefix" in state:  # uncached: the decoder over the whole prefix again
-            prefix = np.concatenate([state["prefix"], np.asarray(tokens)[:, None]], axis=1)
-            logits = self.decode_prefix(prefix, memory, padding)
-            last = self.transformer.decoder.layers[len(self.transformer.decoder.layers) - 1].multihead_attn
-            return logits[:, -1], {"prefix": prefix}, last.last_weights[:, :, -1, :].mean(axis=1)
-        layers = len(self.transformer.decoder.layers)
-        cache = [(state[f"k{i}"], state[f"v{i}"]) for i in range(layers)]
-        t = cache[0][0].shape[2]  # words already written: the new one sits at position t
-        x = self._embed(self.target_embedding, np.asarray(tokens)[:, None], start=t)
-        out, grown, weights = decoder_step(self.transformer.decoder, x, t, cache, cross, ~padding[:, None, None, :])
-        state = {f"{kv}{i}": grown[i][j] for i in range(layers) for j, kv in enumerate("kv")}
-        return self.out(out)[:, 0], state, weights.data[:, :, 0, :].mean(axis=1)
+        memory, padding = memory
+        new = np.asarray(tokens)[:, None]
+        if "cache" in state:  # the new word alone, reading the cached keys and values
+            logits, state = self.decode_prefix(new, memory, padding, state["cache"]), state
+        else:  # uncached: the decoder over the whole prefix again
+            state = {"prefix": np.concatenate([state["prefix"], new], axis=1)}
+            logits = self.decode_prefix(state["prefix"], memory, padding)
+        last = self.transformer.decoder.layers[len(self.transformer.decoder.layers) - 1].multihead_attn
+        return logits[:, -1], state, last.last_weights[:, :, -1, :].mean(axis=1)

@@ -14,6 +14,7 @@ from .rnn import RNN, RNNCell
 from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAttention
 from .masks import causal_mask, lengths_mask, padding_mask
 from .attention_weights import keep_attention_weights
+from .kv_cache import KVCache
 from .multihead import MultiheadAttention
 from .transformer import TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
 from .transformer_model import Transformer

@@ -174,13 +174,18 @@ class PositionalEncoding(Module):
         else:
             self.table = sinusoidal_table(max_len, embed_dim)  # fixed: not a parameter, not saved
 
-    def forward(self, x):
+    def forward(self, x, start=0):
+        """x (B, T, E) at positions start .. start + T - 1 (start > 0 after cached positions, nn/kv_cache.py)."""
         B, T, E = x.shape
-        if E != self.embed_dim or T > self.max_len:
-            raise ShapeError(f"PositionalEncoding: input {x.shape}, expected (batch, <= {self.max_len}, {self.embed_dim})")
+        if E != self.embed_dim:
+            raise ShapeError(f"PositionalEncoding: input {x.shape}, expected (batch, T, {self.embed_dim})")
+        if start + T > self.max_len:
+            raise ShapeError(f"PositionalEncoding: position {start + T - 1} is past the table's {self.max_len} "
+                             f"positions (input {x.shape} from position {start}: start + T must be <= {self.max_len}); "
+                             "build it with a larger max_len")
         if self.learned:
-            return x + self.embedding(np.arange(T))
-        return x + wrap(self.table[:T].astype(x.dtype))
+            return x + self.embedding(np.arange(start, start + T))
+        return x + wrap(self.table[start:start + T].astype(x.dtype))
 
     def extra_repr(self):
         return f"{self.embed_dim}, max_len={self.max_len}, learned={self.learned}"

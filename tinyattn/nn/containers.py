@@ -47,7 +47,10 @@ class ModuleDict(Module):
         return self._modules[key]
 
     def __setitem__(self, key, module):
-        if not isinstance(key, str) or not key or "." in key or hasattr(type(self), key):
+        if not isinstance(key, str):
+            raise TypeError(f"ModuleDict: a key must be a string (as PyTorch), got {type(key).__name__} {key!r}; "
+                            f"write d[{str(key)!r}] = module")
+        if not key or "." in key or hasattr(type(self), key):
             raise KeyError(f"ModuleDict: a key must be a non-empty string without '.' that is not a method's "
                            f"name (as PyTorch), got {key!r}")
         if not isinstance(module, Module):
@@ -81,9 +84,16 @@ class ModuleDict(Module):
 
 
 class Sequential(ModuleList):
-    """Modules applied one after another: Sequential(Linear(4, 8), ReLU(), Linear(8, 2))."""
+    """Modules applied one after another: Sequential(Linear(4, 8), ReLU(), Linear(8, 2)), registered
+    as "0", "1", ...; or, as PyTorch, Sequential(OrderedDict([("fc1", Linear(4, 8)), ...])), registered
+    under the dict's names (parameters "fc1.weight", ...)."""
 
     def __init__(self, *modules):
+        if len(modules) == 1 and isinstance(modules[0], dict):
+            super().__init__()
+            for name, module in modules[0].items():
+                ModuleDict.__setitem__(self, name, module)  # the same rules on names as ModuleDict's keys
+            return
         super().__init__(modules)
 
     def forward(self, x):

@@ -4,6 +4,7 @@ A mask is bool, True = may attend, and broadcasts against the scores (B, [H,] Tq
 numpy's (and PyTorch's) rules, right-aligned:
 
     causal_mask(T)            (T, T)      every sequence alike: query i sees keys <= i
+    causal_mask(T, start)     (T, start + T)  T new queries after `start` cached positions (kv_cache.py)
     padding_mask(lengths, T)  (B, 1, T)   each sequence its own: keys past its length are hidden
 
 A mask that does not broadcast is an error naming both shapes: no shape is ever guessed (a
@@ -17,11 +18,12 @@ from ..autograd.errors import ShapeError
 from ..autograd.tensor import Tensor
 
 
-def causal_mask(T):
-    """bool (T, T), True on and below the diagonal: position i may attend to positions <= i."""
+def causal_mask(T, start=0):
+    """bool (T, start + T): query i, at position start + i, may attend to keys at positions <= start + i.
+    With start 0 (no cached positions before the queries) that is (T, T), True on and below the diagonal."""
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 0:
         raise ValueError(f"causal_mask: T is the number of positions, a whole number >= 0; got {T!r}")
-    return np.tril(np.ones((T, T), bool))
+    return np.arange(start + T)[None, :] <= np.arange(start, start + T)[:, None]
 
 
 def real_positions(lengths, T):

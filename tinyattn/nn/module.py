@@ -116,7 +116,15 @@ class Module(ModuleState, ModuleConveniences):
         """Every Parameter of this module and the modules inside it, each once (a list)."""
         return [param for _, param in self.named_parameters()]
 
-    def zero_grad(self):
-        """Set every parameter's .grad to None."""
-        for param in self.parameters():
+    def zero_grad(self, set_to_none=True):
+        """Set every parameter's .grad to None (PyTorch 2's default), or to zeros with set_to_none=False."""
+        zero_grads(self.parameters(), set_to_none)
+
+
+def zero_grads(params, set_to_none):
+    """Module.zero_grad and Optimizer.zero_grad: .grad = None, or a .grad there filled with zeros in place."""
+    for param in params:
+        if set_to_none or param.grad is None:
             param.grad = None
+        else:
+            param.grad[...] = 0

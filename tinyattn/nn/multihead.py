@@ -57,6 +57,12 @@ class MultiheadAttention(Module):
     each head where its queries and keys are (positions.py, no parameters): "rope" turns each
     head's queries and keys by their positions, "alibi" adds -m_h |i - j| to head h's scores.
     Query i and key j are at positions i and j (counted from 0 in each).
+
+    cache = nn.KVCache() (tinyattn's own) decodes a position at a time (nn/kv_cache.py): the
+    queries sit at positions cache.length, ... and read every key so far. With `key is query`
+    (self-attention) the new keys and values join the cache; any other key is a memory whose keys
+    and values are made at the first call and kept. Positions (rope, alibi, is_causal) are placed
+    by the same lines with and without a cache; the model calls cache.advance(T) after each step.
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, kdim=None, vdim=None, batch_first=False,
@@ -100,19 +106,28 @@ class MultiheadAttention(Module):
         return list(zip(weights, biases))
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-                average_attn_weights=True, is_causal=False):
+                average_attn_weights=True, is_causal=False, cache=None):
+        self_attention = key is query  # (read before the transposes below make new tensors)
         if not self.batch_first:  # (time, batch, features) in, and out again at the end
             query, key, value = (t.transpose(0, 1) if t.ndim == 3 else t for t in (query, key, value))
-        B, Tq, Tk = self._check_inputs(query, key, value)
+        B, Tq, _ = self._check_inputs(query, key, value)
+        start = 0 if cache is None else cache.length  # the queries' first position; keys start at 0
         (W_q, b_q), (W_k, b_k), (W_v, b_v) = self.projections()
-        Q = LinearFunction.apply(query, W_q, b_q)
-        K = LinearFunction.apply(key, W_k, b_k)
-        V = LinearFunction.apply(value, W_v, b_v)
-        if self.positions == "rope":  # (ALiBi is a float mask: _masks adds it)
-            Q, K = rotary(Q, head_dim=self.head_dim), rotary(K, head_dim=self.head_dim)
-        allowed, bias = self._masks(key_padding_mask, attn_mask, is_causal, B, Tq, Tk)
+        Q = self._split_heads(self._turn(LinearFunction.apply(query, W_q, b_q), start))
+
+        def keys_values(first):  # the keys' first position: start for new keys, 0 for a memory
+            K = self._turn(LinearFunction.apply(key, W_k, b_k), first)
+            return self._split_heads(K), self._split_heads(LinearFunction.apply(value, W_v, b_v))
+
+        if cache is None:
+            K, V = keys_values(0)
+        elif self_attention:
+            K, V = cache.extend(self, *keys_values(start))
+        else:
+            K, V = cache.fixed(self, lambda: keys_values(0))
+        allowed, bias = self._masks(key_padding_mask, attn_mask, is_causal, B, Tq, K.shape[2], start)
         heads, weights, scores = attend(
-            self._split_heads(Q), self._split_heads(K), self._split_heads(V), mask=allowed, bias=bias,
+            Q, K, V, mask=allowed, bias=bias,
             dropout_p=self.dropout if self.training else 0.0, caller=("MultiheadAttention", _POLARITY))
         out = self.out_proj(heads.transpose(1, 2).reshape(B, Tq, self.embed_dim))  # join the heads
         if not self.batch_first:
@@ -123,6 +138,13 @@ class MultiheadAttention(Module):
         if not need_weights:
             return out, None
         return out, weights.mean(axis=1) if average_attn_weights else weights
+
+    def _turn(self, x, start):
+        """With rope, x (B, T, E) turned head by head by its positions start .. start + T - 1 (ALiBi is a
+        float mask: _masks adds it); x itself otherwise."""
+        if self.positions != "rope":
+            return x
+        return rotary(x, np.arange(start, start + x.shape[1]), head_dim=self.head_dim)
 
     def _split_heads(self, x):
         """(B, T, E) -> (B, H, T, d): head h reads features h*d .. (h+1)*d."""
@@ -140,8 +162,9 @@ class MultiheadAttention(Module):
                              "one batch size and one value per key")
         return query.shape[0], query.shape[1], key.shape[1]
 
-    def _masks(self, key_padding_mask, attn_mask, is_causal, B, Tq, Tk):
-        """PyTorch's masks -> (allowed, bias) for the attention, both broadcasting to (B, H, Tq, Tk).
+    def _masks(self, key_padding_mask, attn_mask, is_causal, B, Tq, Tk, start=0):
+        """PyTorch's masks -> (allowed, bias) for the attention, both broadcasting to (B, H, Tq, Tk);
+        the queries sit at positions start .. start + Tq - 1, the keys at 0 .. Tk - 1.
 
         A bool mask of PyTorch's is True where attention may NOT go, so it enters `allowed`
         (True = may attend, tinyattn's polarity) negated; a float mask is added to the scores.
@@ -149,10 +172,11 @@ class MultiheadAttention(Module):
         H = self.num_heads
         attn_mask, key_padding_mask = _as_mask(attn_mask), _as_mask(key_padding_mask)
         if attn_mask is None and is_causal:
-            if Tq != Tk:
-                raise ShapeError(f"MultiheadAttention: is_causal needs as many queries as keys, got {Tq} and {Tk}; "
-                                 "pass the attn_mask you mean")
-            attn_mask = ~causal_mask(Tq)
+            if start + Tq != Tk:
+                cached = f" after {start} cached positions" if start else ""
+                raise ShapeError(f"MultiheadAttention: is_causal needs as many queries as keys, got {Tq}{cached} and "
+                                 f"{Tk}; pass the attn_mask you mean")
+            attn_mask = ~causal_mask(Tq, start)
         masks = []  # (mask in PyTorch's polarity, its shape in (B, H, Tq, Tk) terms)
         if attn_mask is not None:
             shape = tuple(attn_mask.shape)
@@ -179,7 +203,7 @@ class MultiheadAttention(Module):
                 raise TypeError(f"MultiheadAttention: masks must be bool (True = not allowed) or float (added to "
                                 f"the scores), got {mask.dtype}")
         if self.positions == "alibi":  # (H, Tq, Tk), in a float mask's dtype if there is one
-            alibi = alibi_bias(H, Tq, Tk)
+            alibi = alibi_bias(H, Tq, Tk, start)
             bias = alibi if bias is None else bias + alibi.astype(bias.dtype)
         return allowed, bias
 

@@ -42,18 +42,18 @@ def alibi_slopes(num_heads):
     return np.array(geometric(below) + geometric(2 * below)[0::2][:num_heads - below])
 
 
-def alibi_bias(num_heads, Tq, Tk):
-    """(H, Tq, Tk) float64, added to head h's scores:  bias[h, i, j] = -m_h * |i - j|.
+def alibi_bias(num_heads, Tq, Tk, start=0):
+    """(H, Tq, Tk) float64, added to head h's scores:  bias[h, i, j] = -m_h * |start + i - j|.
 
-    Query i and key j sit at positions i and j (both counted from 0, as a causal mask's top
-    left). The paper's ALiBi is causal, -m_h * (i - j) for j <= i, the keys after i being masked;
+    Query i and key j sit at positions start + i and j (both counted from 0, as a causal mask's
+    top left; start > 0 when the queries follow cached positions, nn/kv_cache.py). The paper's ALiBi is causal, -m_h * (i - j) for j <= i, the keys after i being masked;
     |i - j| is that same bias wherever a causal mask lets attention through, and extends it to an
     encoder, whose queries also read later keys: the penalty then grows with distance either
     way, so ALiBi itself says how far a key is but not on which side (the heads tell left from
     right only through what the words are, or a causal mask).
     """
     check_sizes("alibi_bias", num_heads=num_heads)
-    distance = np.abs(np.arange(Tq)[:, None] - np.arange(Tk)[None, :])
+    distance = np.abs(np.arange(start, start + Tq)[:, None] - np.arange(Tk)[None, :])
     return -alibi_slopes(num_heads)[:, None, None] * distance
 
 

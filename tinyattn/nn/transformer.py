@@ -96,8 +96,9 @@ class TransformerEncoderLayer(_LayerParts, Module):
 class TransformerDecoderLayer(_LayerParts, Module):
     """forward(tgt (T, B, d_model), memory (S, B, d_model), tgt_mask=None, memory_mask=None,
     tgt_key_padding_mask=None, memory_key_padding_mask=None, tgt_is_causal=False,
-    memory_is_causal=False) -> (T, B, d_model); batch first with batch_first=True. Masks as
-    TransformerEncoderLayer's.
+    memory_is_causal=False, cache=None) -> (T, B, d_model); batch first with batch_first=True. Masks as
+    TransformerEncoderLayer's. cache: an nn.KVCache (tinyattn's own, nn/kv_cache.py) that both
+    attentions keep their keys and values in; tgt holds the positions after the cached ones.
     positions = "alibi" | "rope" (tinyattn's own) goes to the self-attention; cross_positions
     (tinyattn's own, default None) to the cross-attention, whose query i is target position i and
     key j source position j: with "rope", q_i . k_j depends on i - j, how far the word being
@@ -115,26 +116,28 @@ class TransformerDecoderLayer(_LayerParts, Module):
         self._build(d_model, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first, bias, 3)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False, cache=None):
         x = tgt
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal, cache)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal,
+                                    cache)
             x = x + self._ff_block(self.norm3(x), self.dropout3)
         else:
-            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal, cache))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal,
+                                               cache))
             x = self.norm3(x + self._ff_block(x, self.dropout3))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal, cache=None):
         out, _ = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                need_weights=False, is_causal=is_causal)
+                                need_weights=False, is_causal=is_causal, cache=cache)
         return self.dropout1(out)
 
-    def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal):
+    def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal, cache=None):
         out, _ = self.multihead_attn(x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                     need_weights=False, is_causal=is_causal)
+                                     need_weights=False, is_causal=is_causal, cache=cache)
         return self.dropout2(out)
 
 
@@ -159,7 +162,10 @@ class TransformerEncoder(Module):
 
 
 class TransformerDecoder(Module):
-    """num_layers copies of decoder_layer, each reading the same memory, then `norm` if given."""
+    """num_layers copies of decoder_layer, each reading the same memory, then `norm` if given.
+
+    cache=nn.KVCache() (tinyattn's own): tgt holds the positions after the cached ones (one new
+    word a step, say, with tgt_is_causal=True); every layer extends the cache, then it advances."""
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
@@ -167,10 +173,12 @@ class TransformerDecoder(Module):
         self.num_layers, self.norm = num_layers, norm
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False, cache=None):
         x = tgt
         for layer in self.layers:
             x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, tgt_key_padding_mask=tgt_key_padding_mask,
                       memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=bool(tgt_is_causal),
-                      memory_is_causal=memory_is_causal)
+                      memory_is_causal=memory_is_causal, cache=cache)
+        if cache is not None:
+            cache.advance(tgt.shape[1 if self.layers[0].batch_first else 0])
         return self.norm(x) if self.norm is not None else x

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autograd.tensor import Tensor
 from ..autograd.versions import bump
-from ..nn.module import Parameter
+from ..nn.module import Parameter, zero_grads
 from .optimizer_state import OptimizerState
 
 
@@ -76,10 +76,10 @@ class Optimizer(OptimizerState):
         self.param_groups.append(group)
         self.state.extend(dict() for _ in params)
 
-    def zero_grad(self):
-        """Set every parameter's .grad to None (the next backward starts afresh)."""
-        for p in self.params:
-            p.grad = None
+    def zero_grad(self, set_to_none=True):
+        """Set every parameter's .grad to None (the next backward starts afresh; step skips a parameter
+        whose .grad is None), as PyTorch 2's default; set_to_none=False fills the gradients with zeros."""
+        zero_grads(self.params, set_to_none)
 
     def step(self):
         """Update every parameter that has a .grad (all gradients are checked first: a failed step moves none)."""

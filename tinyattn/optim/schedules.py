@@ -4,6 +4,7 @@ As PyTorch's LRScheduler, a schedule scales each parameter group's own starting 
 it as group["initial_lr"] (kept if already there) and sets group["lr"] = initial_lr * factor(count).
 """
 import math
+import numbers
 
 
 class _Schedule:
@@ -44,6 +45,10 @@ class StepLR(_Schedule):
     """lr = initial_lr * gamma ** (count // step_size): decay by gamma every step_size steps."""
 
     def __init__(self, optimizer, step_size, gamma=0.1):
+        if isinstance(step_size, bool) or not isinstance(step_size, numbers.Integral) or step_size < 1:
+            # gamma ** (count // -1) would grow the rate, and 0 divides by zero
+            raise ValueError(f"StepLR: step_size must be a positive integer (the steps between decays), "
+                             f"got {step_size!r}")
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer)
 
