@@ -31,7 +31,7 @@ class LinearFunction(Function):
                 f"linear: input {x.shape} has {x.shape[-1] if x.ndim else 0} features on its last axis, "
                 f"the layer expects {weight.shape[1]} (weight {weight.shape})"
             )
-        rows = x.reshape(-1, weight.shape[1])
+        rows = x.reshape(int(np.prod(x.shape[:-1])), weight.shape[1])  # not -1: no inferring beside a 0
         ctx.save_for_backward(rows, weight)
         ctx.x_shape = x.shape
         y = arrays.matmul(rows, weight.T)
@@ -43,7 +43,7 @@ class LinearFunction(Function):
     def backward(ctx, g):
         rows, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        g_rows = np.ascontiguousarray(g).reshape(-1, weight.shape[0])
+        g_rows = np.ascontiguousarray(g).reshape(rows.shape[0], weight.shape[0])
         grad_x = arrays.matmul(g_rows, weight).reshape(ctx.x_shape) if need_x else None
         grad_w = arrays.matmul(g_rows.T, rows) if need_w else None
         grad_b = arrays.sum_over(g_rows, (0,)) if need_b else None
