@@ -19,7 +19,7 @@ from .function import _freed_message, zeros_for_output
 from .hooks import run_hooks, run_output_hooks
 from . import versions as _versions
 from .inplace import as_used_by
-from .saved_check import check_saved
+from .saved_check import check_saved, check_views
 
 
 def backward(roots, root_grads, retain_graph=False):
@@ -70,6 +70,8 @@ def backward(roots, root_grads, retain_graph=False):
             started = _trace.clock()
         if _versions.last_change > node._created:  # something changed in place since node was made
             check_saved(node)  # raise if it was an array node saved, rather than give a wrong gradient
+        if 0 < _versions.last_rewrite < node._created:  # a view's memory was rewritten before node used it
+            check_views(node)
         fn = node.fn
         in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
         if in_grads.__class__ is not tuple:

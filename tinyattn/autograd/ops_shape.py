@@ -74,9 +74,11 @@ class GetItem(Function):
         index, advanced = _numpy_index(index)
         ctx.meta = x.shape, index, advanced
         try:
-            return x[index]
+            y = x[index]
         except IndexError as error:
             raise IndexError(f"getitem on a tensor of shape {x.shape}: {error}") from None
+        # numpy gives a scalar copy for one element; PyTorch's x[1, 2] is a 0-d view (x[1, 2].add_(1) changes x)
+        return y if y.__class__ is np.ndarray or advanced else x[(index if isinstance(index, tuple) else (index,)) + (...,)]
 
     @staticmethod
     def backward(ctx, g):
@@ -95,7 +97,7 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, axis, *arrays):
         try:
-            y = np.concatenate(arrays, axis=axis)
+            y = np.ascontiguousarray(np.concatenate(arrays, axis=axis))  # in order, as PyTorch's (numpy keeps one input's layout)
         except ValueError:
             _check_same_shapes("cat", arrays, skip_axis=axis)  # says which tensor does not fit
             raise
@@ -119,7 +121,7 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, axis, *arrays):
         try:
-            y = np.stack(arrays, axis=axis)
+            y = np.ascontiguousarray(np.stack(arrays, axis=axis))  # in order, as PyTorch's (numpy keeps one input's layout)
         except ValueError:
             _check_same_shapes("stack", arrays, skip_axis=None)  # says which tensor does not fit
             raise
@@ -141,11 +143,31 @@ class Unbind(Function):
     @staticmethod
     def forward(ctx, x, axis):
         ctx.axis = axis
-        return tuple(np.moveaxis(x, axis, 0))
+        moved = np.moveaxis(x, axis, 0)
+        return tuple(moved[i, ...] for i in range(len(moved)))  # views, 0-d ones too (iterating gives scalars)
 
     @staticmethod
     def backward(ctx, *grads):
         return np.stack(grads, axis=ctx.axis), None
+
+
+class CopySlices(Function):
+    """y = base with the elements at flat (row-major) `positions` replaced by `value`: an in-place
+    change through a view, as the view's base sees it (PyTorch's CopySlices, inplace.py);
+    dL/dbase = g with those elements 0 (they were overwritten), dL/dvalue = g at those elements."""
+
+    @staticmethod
+    def forward(ctx, base, value, positions):
+        ctx.positions = positions
+        y = base.copy()  # row-major, so reshape(-1) is a view of it
+        y.reshape(-1)[positions] = value
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        g_base = g.copy()
+        g_base.reshape(-1)[ctx.positions] = 0
+        return g_base, np.asarray(g.reshape(-1)[ctx.positions]), None
 
 
 def _check_same_shapes(op, arrays, skip_axis):

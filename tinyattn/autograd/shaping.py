@@ -9,6 +9,7 @@ import numpy as np
 from .axes import axes, one_axis
 from .errors import ShapeError
 from .function import Function
+from .ops_shape import GetItem
 from .versions import share_with_view
 
 
@@ -100,8 +101,11 @@ def repeat(x, *reps):
 def flip(x, dims):
     """x with the order of entries reversed along each of `dims` (PyTorch's flip)."""
     dims = axes(dims, x.ndim, "flip")
-    # A copy, as PyTorch's flip (a reversed view would change x when changed in place)
-    return x.clone()[tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(x.ndim))]
+    reversed_view = GetItem.apply(x, tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(x.ndim)))
+    # A copy, as PyTorch's flip, laid out as x (in order when x is): a reversed view would change x
+    # when changed in place, and its negative strides refuse .view(). (GetItem, not x[...]: the
+    # reversed view is only a step, so x gets no view sharing its version counter.)
+    return reversed_view.clone()
 
 
 from .ops_select import expand as _expand  # noqa: E402

@@ -12,21 +12,25 @@ PyTorch's error instead (saved_check.py). The node's arguments it holds already;
 view pays on every op (share_with_view); the rest falls on the rare in-place change.
 """
 import itertools
+import weakref
 
 tick = itertools.count(1).__next__  # the clock: node creation numbers and in-place changes
 last_change = 0  # the stamp of the latest in-place change anywhere (the walk skips checks before it)
+last_rewrite = 0  # the stamp of the latest recorded change of memory that views share (saved_check.py)
 
 
 class VersionCounter:
     """One count of in-place changes, shared by a tensor and its views."""
 
-    __slots__ = ("count", "changed_at", "shared", "producer")
+    __slots__ = ("count", "changed_at", "shared", "producer", "root", "rewrites")
 
     def __init__(self, producer):
         self.count = 0
         self.changed_at = 0  # the clock's stamp of the last change
-        self.shared = False  # True once a view shares it (inplace.py refuses such changes in the graph)
+        self.shared = False  # True once a view shares it
         self.producer = producer  # the node that made this memory's tensor (None for a leaf)
+        self.root = None  # a weak reference to the tensor the views were taken from (inplace.py)
+        self.rewrites = ()  # ((stamp, array changed),) of the changes recorded in the graph while shared
 
 
 def counter(tensor):
@@ -59,5 +63,15 @@ def share_with_view(view, base):
     if view is not base and (view.data is base.data or
                              owner is not None and (owner is base.data or owner is base.data.base)):
         shared = view._versions = counter(base)
+        if not shared.shared:  # the first view: base is the tensor they all are views of
+            shared.root = weakref.ref(base)
         shared.shared = True
     return view
+
+
+def note_rewrite(tensor, stamp):
+    """Remember that `tensor`'s memory, shared with views, got values from a change recorded in the
+    graph at `stamp`: a view whose history is older no longer describes its values."""
+    global last_rewrite
+    tensor._versions.rewrites += ((stamp, tensor.data),)
+    last_rewrite = stamp
