@@ -19,7 +19,7 @@ from .function import _freed_message, zeros_for_output
 from .hooks import run_hooks, run_output_hooks
 from . import versions as _versions
 from .inplace import as_used_by
-from .saved_check import check_saved, check_views
+from .saved_check import check_saved
 
 
 def backward(roots, root_grads, retain_graph=False):
@@ -68,10 +68,8 @@ def backward(roots, root_grads, retain_graph=False):
             node.last_grads = out_grads  # for ta.viz.draw_graph: freed with the graph
         if tape is not None:
             started = _trace.clock()
-        if _versions.last_change > node._created:  # something changed in place since node was made
-            check_saved(node)  # raise if it was an array node saved, rather than give a wrong gradient
-        if 0 < _versions.last_rewrite < node._created:  # a view's memory was rewritten before node used it
-            check_views(node)
+        if _versions.last_change > node._created or 0 < _versions.last_rewrite < node._created:  # changed in place
+            check_saved(node)  # raise if a saved array (or a view used) changed, rather than give a wrong gradient
         fn = node.fn
         in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
         if in_grads.__class__ is not tuple:

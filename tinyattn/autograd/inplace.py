@@ -66,10 +66,11 @@ class InPlaceOps:
             index = np.unravel_index(positions, root.shape)
             result = _write(op, self, out_of_place(_tensor._shape.GetItem.apply(earlier_root, index)))
             if result._ctx is not None:  # root = its old values with self's elements replaced
-                _take_history(root, _tensor._shape.CopySlices.apply(earlier_root, result, positions))
+                _take_history(root, _tensor._select.CopySlices.apply(earlier_root, result, positions))
                 _take_history(self, _tensor._shape.GetItem.apply(root, index))
-        if shared is not None and result._ctx is not None:
-            versions.note_rewrite(self, stamp)
+        if shared is not None and result._ctx is not None:  # views older than stamp miss the change
+            shared.rewrites += ((stamp, self.data),)
+            versions.last_rewrite = stamp
         return self
 
     # --- arithmetic ---------------------------------------------------------------------------
@@ -147,7 +148,8 @@ class InPlaceOps:
             raise RuntimeError(
                 "x[index] = value on a tensor in the graph: tinyattn records no gradient through an "
                 "index assignment. Inside `with ta.no_grad():` it is allowed; in the graph build the "
-                "new tensor out of place (ta.where(mask, value, x), x.masked_fill(mask, value), ta.cat)")
+                "new tensor out of place (ta.where(mask, value, x), x.masked_fill(mask, value), ta.cat), "
+                "or change a view of it in place (x[0].copy_(value), recorded as PyTorch's)")
         _refuse_overlap("x[index] = value", self)
         value = value.data if isinstance(value, _tensor.Tensor) else value
         index = _tensor._raw_index(index)

@@ -1,5 +1,5 @@
 """Ops that pick, spread or pad elements, the ones PyTorch tutorials reach for: gather, cumsum,
-constant padding and expand.
+constant padding and expand; and CopySlices, an in-place change through a view as its base sees it.
 
 Each backward routes every gradient element back to the input element it came from (or adds up
 the elements that came from one input element).
@@ -84,6 +84,25 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, g):
         return unbroadcast(g, ctx.shape), None
+
+
+class CopySlices(Function):
+    """y = base with the elements at flat (row-major) `positions` replaced by `value`: an in-place
+    change through a view, as the view's base sees it (PyTorch's CopySlices, inplace.py);
+    dL/dbase = g with those elements 0 (they were overwritten), dL/dvalue = g at those elements."""
+
+    @staticmethod
+    def forward(ctx, base, value, positions):
+        ctx.positions = positions
+        y = base.copy()  # row-major, so reshape(-1) is a view of it
+        y.reshape(-1)[positions] = value
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        g_base = g.copy()
+        g_base.reshape(-1)[ctx.positions] = 0
+        return g_base, np.asarray(g.reshape(-1)[ctx.positions]), None
 
 
 # --- the user-facing spellings (PyTorch's names and arguments) -----------------------------------

@@ -63,7 +63,7 @@ def _numpy_index(index):
 
 
 class GetItem(Function):
-    """y = x[index];  dL/dx = zeros with g added at the picked places.
+    """y = x[index] (one element: a 0-d view, as PyTorch's);  dL/dx = zeros with g added at the picked places.
 
     Integer-array indices may pick one element several times (an embedding lookup of a
     repeated word): np.add.at adds every copy's gradient, where plain assignment keeps one.
@@ -77,8 +77,7 @@ class GetItem(Function):
             y = x[index]
         except IndexError as error:
             raise IndexError(f"getitem on a tensor of shape {x.shape}: {error}") from None
-        # numpy gives a scalar copy for one element; PyTorch's x[1, 2] is a 0-d view (x[1, 2].add_(1) changes x)
-        return y if y.__class__ is np.ndarray or advanced else x[(index if isinstance(index, tuple) else (index,)) + (...,)]
+        return y if y.__class__ is np.ndarray or advanced else x[index + (...,) if isinstance(index, tuple) else (index, ...)]
 
     @staticmethod
     def backward(ctx, g):
@@ -97,7 +96,7 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, axis, *arrays):
         try:
-            y = np.ascontiguousarray(np.concatenate(arrays, axis=axis))  # in order, as PyTorch's (numpy keeps one input's layout)
+            y = np.ascontiguousarray(np.concatenate(arrays, axis=axis))  # in order, as PyTorch's
         except ValueError:
             _check_same_shapes("cat", arrays, skip_axis=axis)  # says which tensor does not fit
             raise
@@ -121,7 +120,7 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, axis, *arrays):
         try:
-            y = np.ascontiguousarray(np.stack(arrays, axis=axis))  # in order, as PyTorch's (numpy keeps one input's layout)
+            y = np.ascontiguousarray(np.stack(arrays, axis=axis))  # in order, as PyTorch's
         except ValueError:
             _check_same_shapes("stack", arrays, skip_axis=None)  # says which tensor does not fit
             raise
@@ -149,25 +148,6 @@ class Unbind(Function):
     @staticmethod
     def backward(ctx, *grads):
         return np.stack(grads, axis=ctx.axis), None
-
-
-class CopySlices(Function):
-    """y = base with the elements at flat (row-major) `positions` replaced by `value`: an in-place
-    change through a view, as the view's base sees it (PyTorch's CopySlices, inplace.py);
-    dL/dbase = g with those elements 0 (they were overwritten), dL/dvalue = g at those elements."""
-
-    @staticmethod
-    def forward(ctx, base, value, positions):
-        ctx.positions = positions
-        y = base.copy()  # row-major, so reshape(-1) is a view of it
-        y.reshape(-1)[positions] = value
-        return y
-
-    @staticmethod
-    def backward(ctx, g):
-        g_base = g.copy()
-        g_base.reshape(-1)[ctx.positions] = 0
-        return g_base, np.asarray(g.reshape(-1)[ctx.positions]), None
 
 
 def _check_same_shapes(op, arrays, skip_axis):

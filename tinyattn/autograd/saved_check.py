@@ -1,7 +1,7 @@
 """Backward's check that an array a node saved was not changed in place after the node was made:
 the gradient would be silently wrong, so it raises PyTorch's error instead. The walk (engine.py)
 asks only when some in-place change happened since the node was made (versions.last_change).
-Also the check that a view a node used still had the history its values came from (check_views)."""
+Also that each view a node used still had the history its values came from (check_views)."""
 import numpy as np
 
 from .inplace import as_used_by
@@ -19,6 +19,7 @@ def check_saved(node):
     for array, shared in node.changed_outputs:
         if any(np.may_share_memory(a, array) for a in saved):
             _raise_changed(node, "its output", array, shared)
+    check_views(node)
 
 
 def _raise_changed(node, what, array, shared):
@@ -38,9 +39,10 @@ def check_views(node):
         if shared is None or not shared.rewrites:
             continue
         history = as_used_by(arg, node)._ctx
-        taken = 0 if history is None else history._created
+        if history is None:  # no history to miss a change (a view outside the graph, x.detach())
+            continue
         for stamp, changed in shared.rewrites:
-            if taken < stamp < node._created and np.may_share_memory(changed, arg.data):
+            if history._created < stamp < node._created and np.may_share_memory(changed, arg.data):
                 raise RuntimeError(
                     f"backward: {node.fn.__name__} used a view of shape {tuple(arg.shape)} taken before its "
                     "memory was changed in place through another view of it (or its base), so its history "

@@ -24,19 +24,19 @@ class VersionCounter:
 
     __slots__ = ("count", "changed_at", "shared", "producer", "root", "rewrites")
 
-    def __init__(self, producer):
+    def __init__(self, producer, root):
         self.count = 0
         self.changed_at = 0  # the clock's stamp of the last change
         self.shared = False  # True once a view shares it
         self.producer = producer  # the node that made this memory's tensor (None for a leaf)
-        self.root = None  # a weak reference to the tensor the views were taken from (inplace.py)
+        self.root = weakref.ref(root)  # the tensor the views were taken from (inplace.py)
         self.rewrites = ()  # ((stamp, array changed),) of the changes recorded in the graph while shared
 
 
 def counter(tensor):
     """The tensor's counter, made on first need (most tensors never change and never need one)."""
     if tensor._versions is None:
-        tensor._versions = VersionCounter(tensor._ctx)
+        tensor._versions = VersionCounter(tensor._ctx, tensor)
     return tensor._versions
 
 
@@ -63,15 +63,5 @@ def share_with_view(view, base):
     if view is not base and (view.data is base.data or
                              owner is not None and (owner is base.data or owner is base.data.base)):
         shared = view._versions = counter(base)
-        if not shared.shared:  # the first view: base is the tensor they all are views of
-            shared.root = weakref.ref(base)
         shared.shared = True
     return view
-
-
-def note_rewrite(tensor, stamp):
-    """Remember that `tensor`'s memory, shared with views, got values from a change recorded in the
-    graph at `stamp`: a view whose history is older no longer describes its values."""
-    global last_rewrite
-    tensor._versions.rewrites += ((stamp, tensor.data),)
-    last_rewrite = stamp
