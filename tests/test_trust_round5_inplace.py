@@ -47,6 +47,16 @@ def test_an_in_place_op_on_a_piece_of_unbind_reaches_a_1d_tensor():
     np.testing.assert_array_equal(ours, theirs)
 
 
+def test_a_piece_of_unbind_or_split_of_a_graph_tensor_changed_in_place_is_refused_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ta):
+        h = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True) * 2
+        with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+            lib.unbind(h, 0)[1].mul_(3)
+        with pytest.raises(RuntimeError, match="is a view and is being modified inplace"):
+            h.split(1, dim=1)[2].add_(1)
+
+
 def test_a_fully_indexed_element_is_a_0d_view_sharing_the_version_counter():
     x = ta.tensor(np.zeros((3, 4)))
     element = x[1, 2]

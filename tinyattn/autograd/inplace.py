@@ -49,6 +49,12 @@ class InPlaceOps:
                 "Change a parameter in place inside `with ta.no_grad():` (an optimiser step), "
                 "or write the change out of place (x = x + ...)")
         shared = self._versions if self._versions is not None and self._versions.shared else None
+        if shared is not None and self._ctx is not None and self._ctx.n_outputs > 1:  # unbind's, split's pieces
+            raise RuntimeError(
+                f"{op}: output {self._out_index} of {self._ctx.fn.__name__} is a view and is being modified "
+                "inplace. This view is the output of a function that returns multiple views. Such functions "
+                "do not allow the output views to be modified inplace (PyTorch's rule). Replace the inplace "
+                "operation by an out-of-place one, or take the piece by indexing (x[0] for unbind(x)[0])")
         root = shared.root() if shared is not None else None
         positions = _positions_in(self.data, root.data) if root is not None and root is not self else None
         stamp = versions.tick()  # before the new nodes: views whose history is older are stale
@@ -223,9 +229,13 @@ def _with_history_of(tensor, values=True):
 def _positions_in(view, base):
     """Where each element of `view` lies in `base` (arrays sharing memory): base's flat row-major
     indices, in view's shape; None if some element lies outside base."""
-    base_at = _addresses(base).reshape(-1)
-    order = np.argsort(base_at, kind="stable")
     view_at = _addresses(view)
+    if base.flags.c_contiguous:  # the usual base, an op's fresh output: an address is a row-major index
+        positions, apart = np.divmod(view_at - base.__array_interface__["data"][0], base.itemsize)
+        inside = positions.size == 0 or positions.min() >= 0 and positions.max() < base.size
+        return positions if inside and not apart.any() else None
+    base_at = _addresses(base).reshape(-1)  # any other layout: find each address among base's
+    order = np.argsort(base_at, kind="stable")
     found = np.minimum(np.searchsorted(base_at[order], view_at), max(base_at.size - 1, 0))
     if not base_at.size or not np.array_equal(base_at[order][found], view_at):
         return None
