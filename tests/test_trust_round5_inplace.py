@@ -186,6 +186,16 @@ def test_add_on_an_expanded_tensor_raises_pytorchs_error():
             x.add_(1)
 
 
+def test_add_on_an_expand_that_repeats_nothing_changes_the_source_as_pytorch():
+    def build(lib):
+        x = lib.tensor(np.arange(12.0).reshape(3, 4))
+        x[:1].expand(1, 4).add_(100)   # the same shape: nothing repeated
+        x[2].expand(1, 1, 4).mul_(-1)  # new leading dims of size 1
+        return _array(x).copy()
+    ours, theirs = _both(build)
+    np.testing.assert_array_equal(ours, theirs)
+
+
 def test_fill_with_a_tensor_of_several_elements_names_the_op_and_shape():
     torch = pytest.importorskip("torch")
     for lib in (torch, ta):

@@ -79,7 +79,8 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
-        return np.broadcast_to(x, shape)
+        y = np.broadcast_to(x, shape)  # read-only: a write would land on one element several times
+        return x.reshape(shape) if y.size == x.size else y  # none repeated: a writable view, as PyTorch's
 
     @staticmethod
     def backward(ctx, g):
