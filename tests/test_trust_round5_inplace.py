@@ -186,6 +186,16 @@ def test_add_on_an_expanded_tensor_raises_pytorchs_error():
             x.add_(1)
 
 
+def test_index_assignment_into_an_expanded_tensor_writes_or_refuses_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, ta):
+        x = lib.zeros(1, 3).expand(4, 3)
+        x[0] = 5.0  # a row: no element twice, so it writes the one row every row shows
+        assert np.array_equal(_array(x), np.full((4, 3), 5.0))
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single"):
+            x[:, 0] = lib.arange(4.0)
+
+
 def test_add_on_an_expand_that_repeats_nothing_changes_the_source_as_pytorch():
     def build(lib):
         x = lib.tensor(np.arange(12.0).reshape(3, 4))

@@ -39,7 +39,7 @@ class InPlaceOps:
     def _change_in_place(self, op, out_of_place, *others):
         """Make self equal out_of_place(self), writing into self's array (module docstring);
         `others` are the operands besides self (a gradient may need to reach them)."""
-        _refuse_overlap(op, self)
+        _refuse_unwritable(op, self.data)
         if not is_grad_enabled() or not (self.requires_grad or any(getattr(o, "requires_grad", False) for o in others)):
             _write(op, self, out_of_place(self))  # nothing to record: computed from self's own values
             return self
@@ -156,16 +156,17 @@ class InPlaceOps:
                 "index assignment. Inside `with ta.no_grad():` it is allowed; in the graph build the "
                 "new tensor out of place (ta.where(mask, value, x), x.masked_fill(mask, value), ta.cat), "
                 "or change a view of it in place (x[0].copy_(value), recorded as PyTorch's)")
-        _refuse_overlap("x[index] = value", self)
         value = value.data if isinstance(value, _tensor.Tensor) else value
         index = _tensor._raw_index(index)
         two_steps = integers_first(index)  # write where self[index] reads: PyTorch's order, not numpy's
-        target = self.data if two_steps is None else self.data[two_steps[0]]
+        target, index = (self.data, index) if two_steps is None else (self.data[two_steps[0]], two_steps[1])
+        picked = target[index]  # a view for slices and integers: it must not repeat an element (expand)
+        _refuse_unwritable("x[index] = value", picked if np.may_share_memory(picked, target) else target[...])
         try:
-            target[index if two_steps is None else two_steps[1]] = value
+            target[index] = value
         except ValueError:
             raise ShapeError(f"x[index] = value: a value of shape {np.shape(value)} does not broadcast to "
-                             f"the {tuple(self[index].shape)} elements x[index] picks in x of shape {self.shape}") from None
+                             f"the {np.shape(picked)} elements x[index] picks in x of shape {self.shape}") from None
         versions.bump(self)
 
 
@@ -183,12 +184,15 @@ def _replaced(x, value):
     return x.masked_fill(everywhere, value)
 
 
-def _refuse_overlap(op, tensor):
-    """PyTorch's error for writing into an expanded tensor, where one element is several places."""
-    if any(stride == 0 and size > 1 for size, stride in zip(tensor.shape, tensor.data.strides)):
+def _refuse_unwritable(op, array):
+    """PyTorch's error for writing into an expanded tensor, where one element is several places;
+    a clear one for an array numpy marks read-only."""
+    if not array.flags.writeable:
+        raise RuntimeError(f"{op}: this tensor's memory is read-only (numpy's flag on its array); clone() it first")
+    if any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides)):
         raise RuntimeError(
             f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
-            f"memory location (shape {tensor.shape}, made by expand or broadcasting). Please clone() the "
+            f"memory location (shape {array.shape}, made by expand or broadcasting). Please clone() the "
             "tensor before performing the operation.")
 
 

@@ -79,8 +79,9 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
-        y = np.broadcast_to(x, shape)  # read-only: a write would land on one element several times
-        return x.reshape(shape) if y.size == x.size else y  # none repeated: a writable view, as PyTorch's
+        y = np.broadcast_to(x, shape)
+        y.flags.writeable = x.flags.writeable  # as PyTorch's; a write landing on one element twice is refused (inplace.py)
+        return y
 
     @staticmethod
     def backward(ctx, g):
