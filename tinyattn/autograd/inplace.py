@@ -24,7 +24,7 @@ import numpy as np
 from . import hooks as _hooks, versions
 from .errors import ShapeError
 from .index_order import integers_first
-from .grad_mode import is_grad_enabled
+from .grad_mode import enable_grad, is_grad_enabled
 from .rng import generator as _tinyattn_generator
 
 
@@ -252,6 +252,36 @@ def _addresses(array):
     for axis, (size, stride) in enumerate(zip(array.shape, array.strides)):
         at += (np.arange(size, dtype=np.intp) * stride).reshape((size,) + (1,) * (array.ndim - axis - 1))
     return at
+
+
+def refresh_views(node):
+    """Before `node`'s backward: an argument that is a view whose memory a recorded change rewrote
+    (through another view, or its base) after the view was taken has a history that misses the
+    change. PyTorch regenerates such a view's history from its base; here node is pointed at a
+    fresh view of the base as it was when node was made (the walk asks only after such changes)."""
+    args = list(node.args)
+    for position, arg in enumerate(args):
+        shared = getattr(arg, "_versions", None)
+        if shared is None or not shared.rewrites or not node.needs_input_grad[position]:
+            continue  # (a view taken outside the graph, x.detach(), stays outside it)
+        history = as_used_by(arg, node)._ctx
+        taken = 0 if history is None else history._created
+        if not any(taken < stamp < node._created and np.may_share_memory(changed, arg.data)
+                   for stamp, changed in shared.rewrites):
+            continue
+        root = shared.root()
+        positions = None if root is None else _positions_in(arg.data, root.data)
+        if positions is None:
+            raise RuntimeError(
+                f"backward: {node.fn.__name__} used a view of shape {tuple(arg.shape)} taken before its memory "
+                "was changed in place through another view, and the tensor it views is gone. Take the view "
+                "again after the change (v = x[0] after x[0:2].mul_(...))")
+        with enable_grad():
+            fresh = _tensor._shape.GetItem.apply(as_used_by(root, node), np.unravel_index(positions, root.shape))
+        # numbered just before node (and apart from node's other arguments): the walk visits it next
+        fresh._ctx._created = node._created - 1 / (position + 2)
+        args[position] = fresh
+    node.args = tuple(args)
 
 
 def as_used_by(tensor, node):

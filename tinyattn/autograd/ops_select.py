@@ -164,7 +164,7 @@ def pad(x, pad, mode="constant", value=0.0):
 
 def expand(x, *sizes):
     """x repeated along its size-1 axes (and new leading ones) to `sizes`, without copying;
-    -1 keeps a size (PyTorch's expand). The result is read-only, as it shares x's memory."""
+    -1 keeps a size (PyTorch's expand). A view of x: writing into it writes x (twice into one element raises)."""
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
     new = len(sizes) - x.ndim
     if new < 0:

@@ -94,7 +94,7 @@ def repeat(x, *reps):
     # (r0, s0, r1, s1, ...): each dim gets a copies axis before it, then the pairs merge
     spread = x.reshape(tuple(v for s in shape for v in (1, s)))
     copies = _expand(spread, *(v for r, s in zip(reps, shape) for v in (r, s)))
-    # clone: its own writable memory, as PyTorch's repeat (the expand is a read-only broadcast view)
+    # clone: its own writable memory, as PyTorch's repeat (the expand is a view of x)
     return copies.clone().reshape(tuple(r * s for r, s in zip(reps, shape)))
 
 
