@@ -13,7 +13,8 @@ Three cases, as in PyTorch:
    the result is written into the array, and the tensor's history becomes the new node. Nodes
    that used the tensor before still reach its old history (`_earlier`, as_used_by below).
    A change of a view (x[0], x.T, x[1, 2]) is one of the tensor it views, as in PyTorch: that
-   tensor's history becomes CopySlices (ops_shape.py) and the view's a view of the new history.
+   tensor's history becomes CopySlices (ops_select.py) and the view's a view of the new history;
+   other views of it, taken before, are renewed when backward reaches them (refresh_views).
 Every change adds one to `x._version` (versions.py): a node that saved the old array for its
 backward then raises instead of giving a wrong gradient.
 """
@@ -23,8 +24,8 @@ import numpy as np
 
 from . import hooks as _hooks, versions
 from .errors import ShapeError
-from .index_order import integers_first
 from .grad_mode import enable_grad, is_grad_enabled
+from .index_order import integers_first
 from .rng import generator as _tinyattn_generator
 
 
@@ -274,13 +275,13 @@ def refresh_views(node):
         if positions is None:
             raise RuntimeError(
                 f"backward: {node.fn.__name__} used a view of shape {tuple(arg.shape)} taken before its memory "
-                "was changed in place through another view, and the tensor it views is gone. Take the view "
-                "again after the change (v = x[0] after x[0:2].mul_(...))")
+                "was changed in place through another view, and the tensor it views is gone (or holds other "
+                "memory now). Take the view again after the change (v = x[0] after x[0:2].mul_(...))")
         with enable_grad():
             fresh = _tensor._shape.GetItem.apply(as_used_by(root, node), np.unravel_index(positions, root.shape))
-        # numbered just before node (and apart from node's other arguments): the walk visits it next
-        fresh._ctx._created = node._created - 1 / (position + 2)
-        args[position] = fresh
+        if fresh._ctx is not None:  # numbered just before node (and apart from its other arguments): visited next
+            fresh._ctx._created = node._created - 1 / (position + 2)
+            args[position] = fresh
     node.args = tuple(args)
 
 
