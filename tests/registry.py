@@ -176,7 +176,27 @@ case(nn_ops.CrossEntropy, "(N, C, d) as PyTorch, reduction='sum', label smoothin
 case(shp.MaskedFill, "tril and triu (diagonal 1)", lambda a: (a.tril(), ta.triu(a, diagonal=1)), inputs(transposed(2, 3, 4)))
 case(shaping.Split, "split by sizes, chunk", lambda a: a.split([1, 3], dim=1) + a.chunk(2, dim=0), inputs(transposed(3, 4)))
 case(shaping.Split, "last axis, a piece unused", lambda a: a.split(2, -1)[1:], inputs(strided(2, 3, 5)))
-case(shp.GetItem, "flip two dims", lambda a: a.flip((0, 2)), inputs(strided(2, 3, 4)))
+case(ew.Cast, "flip two dims (a copy of the reversed view)", lambda a: a.flip((0, 2)), inputs(strided(2, 3, 4)))
+case(shp.GetItem, "one element: a 0-d view", lambda a: (a[1, 2], a[0][1]), inputs(transposed(3, 4)))
+
+
+def _changed_through_views(a, b):
+    """In-place changes through views of a copy of a: its history becomes CopySlices (inplace.py)."""
+    h = a * 1.0
+    h.T[1][1:].mul_(b)  # a column of a transposed input, by a tensor in the graph
+    h[0, 2].add_(h[2, 0] * 2)  # one element, by another
+    return h
+
+
+def _element_filled(a):
+    h = a * 2.0
+    h[1:][0, 1].fill_(2.0)  # an element of a view: no gradient to what was there
+    return h
+
+
+case(sel.CopySlices, "column and element of a transposed input", _changed_through_views,
+     inputs(transposed(3, 4), normal(2)))
+case(sel.CopySlices, "a 0-d element of a view filled", _element_filled, inputs(strided(3, 3)))
 case(shp.Reshape, "squeeze, flatten, unflatten, contiguous", lambda a: (a.reshape(1, 3, 1, 4).squeeze(), a.flatten(),
      a.unflatten(1, (2, 2)), a.contiguous()), inputs(transposed(3, 4)))
 case(wh.Where, "maximum and minimum, broadcast", lambda a, b: (ta.maximum(a, b), b.minimum(a)), inputs(distinct(3, 4), normal(4)))

@@ -68,8 +68,8 @@ def backward(roots, root_grads, retain_graph=False):
             node.last_grads = out_grads  # for ta.viz.draw_graph: freed with the graph
         if tape is not None:
             started = _trace.clock()
-        if _versions.last_change > node._created:  # something changed in place since node was made
-            check_saved(node)  # raise if it was an array node saved, rather than give a wrong gradient
+        if _versions.last_change > node._created or 0 < _versions.last_rewrite < node._created:  # changed in place
+            check_saved(node)  # raise if a saved array changed, rather than give a wrong gradient (and renew views)
         fn = node.fn
         in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
         if in_grads.__class__ is not tuple:

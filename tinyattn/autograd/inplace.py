@@ -9,9 +9,12 @@ Three cases, as in PyTorch:
 2. A leaf that requires grad, outside no_grad, is refused: its .grad would no longer belong to
    the values it holds.
 3. Any other tensor in grad mode gets the change recorded: the out-of-place op runs on a copy of
-   the old values (`_earlier`, which keeps the old history), the result is written into the
-   array, and the tensor's history becomes the new node. Nodes that used the tensor before the
-   change still reach its old history (as_used_by, at the end of this file).
+   the old values (which keeps the old history; the graph holds it, so it goes with the graph),
+   the result is written into the array, and the tensor's history becomes the new node. Nodes
+   that used the tensor before still reach its old history (`_earlier`, as_used_by below).
+   A change of a view (x[0], x.T, x[1, 2]) is one of the tensor it views, as in PyTorch: that
+   tensor's history becomes CopySlices (ops_select.py) and the view's a view of the new history;
+   other views of it, taken before, are renewed when backward reaches them (refresh_views).
 Every change adds one to `x._version` (versions.py): a node that saved the old array for its
 backward then raises instead of giving a wrong gradient.
 """
@@ -20,7 +23,9 @@ import numbers
 import numpy as np
 
 from . import hooks as _hooks, versions
-from .grad_mode import is_grad_enabled
+from .errors import ShapeError
+from .grad_mode import enable_grad, is_grad_enabled
+from .index_order import integers_first
 from .rng import generator as _tinyattn_generator
 
 
@@ -35,35 +40,44 @@ class InPlaceOps:
     def _change_in_place(self, op, out_of_place, *others):
         """Make self equal out_of_place(self), writing into self's array (module docstring);
         `others` are the operands besides self (a gradient may need to reach them)."""
+        _refuse_unwritable(op, self.data)
         if not is_grad_enabled() or not (self.requires_grad or any(getattr(o, "requires_grad", False) for o in others)):
-            result = out_of_place(self)  # nothing to record: computed from self's own values
+            _write(op, self, out_of_place(self))  # nothing to record: computed from self's own values
+            return self
+        if self.requires_grad and self._ctx is None:
+            raise RuntimeError(
+                f"{op}: a leaf Variable that requires grad is being used in an in-place operation. "
+                "Change a parameter in place inside `with ta.no_grad():` (an optimiser step), "
+                "or write the change out of place (x = x + ...)")
+        shared = self._versions if self._versions is not None and self._versions.shared else None
+        if shared is not None and self._ctx is not None and self._ctx.n_outputs > 1:  # unbind's, split's pieces
+            raise RuntimeError(
+                f"{op}: output {self._out_index} of {self._ctx.fn.__name__} is a view and is being modified "
+                "inplace. This view is the output of a function that returns multiple views. Such functions "
+                "do not allow the output views to be modified inplace (PyTorch's rule). Replace the inplace "
+                "operation by an out-of-place one, or take the piece by indexing (x[0] for unbind(x)[0])")
+        root = shared.root() if shared is not None else None
+        positions = _positions_in(self.data, root.data) if root is not None and root is not self else None
+        stamp = versions.tick()  # before the new nodes: views whose history is older are stale
+        if positions is None:  # self is no view, or its base is gone: self's own history changes
+            result = _write(op, self, out_of_place(_with_history_of(self)))
+            if result._ctx is not None:
+                _take_history(self, result)
         else:
-            if self.requires_grad and self._ctx is None:
+            if root.requires_grad and root._ctx is None:
                 raise RuntimeError(
-                    f"{op}: a leaf Variable that requires grad is being used in an in-place operation. "
-                    "Change a parameter in place inside `with ta.no_grad():` (an optimiser step), "
-                    "or write the change out of place (x = x + ...)")
-            earlier = _with_history_of(self)
-            result = out_of_place(earlier)
-            if result._ctx is not None and self._versions is not None and self._versions.shared:
-                raise RuntimeError(
-                    f"{op}: this tensor shares its memory with another (it is a view like x[0], x.T, "
-                    "x.reshape(...) or x.detach(), or has one), and the change needs a gradient; PyTorch "
-                    "rewrites the other's history (CopySlices), tinyattn does not. Write the change out of "
-                    "place (ta.where, masked_fill, ta.cat) or make the view a copy first (.clone())")
-        if result.shape != self.shape:
-            raise RuntimeError(f"{op}: output with shape {list(self.shape)} doesn't match the broadcast "
-                               f"shape {list(result.shape)} (an in-place op cannot grow the tensor)")
-        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
-            raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the desired output type "
-                               f"{self.dtype}; convert first (x = x.float())")
-        np.copyto(self.data, result.data, casting="same_kind")
-        versions.bump(self)
-        if result._ctx is not None:  # recorded: self now stands for the node's output
-            self._earlier = earlier
-            old_node, old_index = self._ctx, self._out_index
-            self._ctx, self._out_index, self.requires_grad = result._ctx, result._out_index, True
-            _hooks.follow_in_place_change(self, old_node, old_index)
+                    f"{op}: a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation. Change the parameter inside `with ta.no_grad():`, or write the change out "
+                    "of place (ta.where, masked_fill, ta.cat)")
+            earlier_root = _with_history_of(root)
+            index = np.unravel_index(positions, root.shape)
+            result = _write(op, self, out_of_place(_tensor._shape.GetItem.apply(earlier_root, index)))
+            if result._ctx is not None:  # root = its old values with self's elements replaced
+                _take_history(root, _tensor._select.CopySlices.apply(earlier_root, result, positions))
+                _take_history(self, _tensor._shape.GetItem.apply(root, index))
+        if shared is not None and result._ctx is not None:  # views older than stamp miss the change
+            shared.rewrites += ((stamp, self.data),)
+            versions.last_rewrite = stamp
         return self
 
     # --- arithmetic ---------------------------------------------------------------------------
@@ -102,6 +116,12 @@ class InPlaceOps:
     # --- new values: the old ones get no gradient ------------------------------------------------
     def fill_(self, value):
         """Every element set to `value` (a number, or a 0-d tensor whose gradient is the sum of g)."""
+        if isinstance(value, _tensor.Tensor):
+            if value.ndim != 0:
+                raise RuntimeError(f"fill_: the value must be a number or a 0-d tensor, got a tensor of shape "
+                                   f"{value.shape}; to copy values of that shape use x.copy_(value)")
+            if value.dtype != self.dtype and value.dtype.kind == self.dtype.kind == "f":
+                value = value.to(self.dtype)  # PyTorch fills with the value in x's dtype
         return self._change_in_place("fill_", lambda x: _replaced(x, value), value)
 
     def zero_(self):
@@ -135,9 +155,19 @@ class InPlaceOps:
             raise RuntimeError(
                 "x[index] = value on a tensor in the graph: tinyattn records no gradient through an "
                 "index assignment. Inside `with ta.no_grad():` it is allowed; in the graph build the "
-                "new tensor out of place (ta.where(mask, value, x), x.masked_fill(mask, value), ta.cat)")
+                "new tensor out of place (ta.where(mask, value, x), x.masked_fill(mask, value), ta.cat), "
+                "or change a view of it in place (x[0].copy_(value), recorded as PyTorch's)")
         value = value.data if isinstance(value, _tensor.Tensor) else value
-        self.data[_tensor._raw_index(index)] = value
+        index = _tensor._raw_index(index)
+        two_steps = integers_first(index)  # write where self[index] reads: PyTorch's order, not numpy's
+        target, index = (self.data, index) if two_steps is None else (self.data[two_steps[0]], two_steps[1])
+        picked = target[index]  # a view for slices and integers: it must not repeat an element (expand)
+        _refuse_unwritable("x[index] = value", picked if np.may_share_memory(picked, target) else target[...])
+        try:
+            target[index] = value
+        except ValueError:
+            raise ShapeError(f"x[index] = value: a value of shape {np.shape(value)} does not broadcast to "
+                             f"the {np.shape(picked)} elements x[index] picks in x of shape {self.shape}") from None
         versions.bump(self)
 
 
@@ -157,13 +187,104 @@ def _replaced(x, value):
     return x.masked_fill(everywhere, value)
 
 
-def _with_history_of(tensor):
-    """A new tensor holding a copy of `tensor`'s values and its place in the graph."""
-    earlier = _tensor.wrap(tensor.data.copy())
+def _refuse_unwritable(op, array):
+    """PyTorch's error for writing into an expanded tensor, where one element is several places;
+    a clear one for an array numpy marks read-only."""
+    if not array.flags.writeable:
+        raise RuntimeError(f"{op}: this tensor's memory is read-only (numpy's flag on its array); clone() it first")
+    if any(stride == 0 and size > 1 for size, stride in zip(array.shape, array.strides)):
+        raise RuntimeError(
+            f"{op}: unsupported operation: more than one element of the written-to tensor refers to a single "
+            f"memory location (shape {array.shape}, made by expand or broadcasting). Please clone() the "
+            "tensor before performing the operation.")
+
+
+def _write(op, tensor, result):
+    """Write result's values into tensor's array and count the change; returns result."""
+    if result.shape != tensor.shape:
+        raise RuntimeError(f"{op}: output with shape {list(tensor.shape)} doesn't match the broadcast "
+                           f"shape {list(result.shape)} (an in-place op cannot grow the tensor)")
+    if not np.can_cast(result.dtype, tensor.dtype, casting="same_kind"):
+        raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the desired output type "
+                           f"{tensor.dtype}; convert first (x = x.float())")
+    np.copyto(tensor.data, result.data, casting="same_kind")
+    versions.bump(tensor)
+    return result
+
+
+def _take_history(tensor, made):
+    """`tensor` now stands for `made`'s values: its history becomes made's node, and its old history
+    stays reachable in `_earlier` for the nodes that used it before."""
+    tensor._earlier = _with_history_of(tensor, values=False)
+    old_node, old_index = tensor._ctx, tensor._out_index
+    tensor._ctx, tensor._out_index, tensor.requires_grad = made._ctx, made._out_index, True
+    _hooks.follow_in_place_change(tensor, old_node, old_index)
+
+
+def _with_history_of(tensor, values=True):
+    """A new tensor with `tensor`'s place in the graph, holding a copy of its values (the input of a
+    recorded change: the graph holds it and frees it) or, with values=False, none (an `_earlier`
+    link: a broadcast zero of its shape, so a long chain of changes costs no copies)."""
+    data = tensor.data.copy() if values else np.broadcast_to(np.zeros((), tensor.dtype), tensor.shape)
+    earlier = _tensor.wrap(data)
     earlier.requires_grad, earlier._ctx, earlier._out_index = tensor.requires_grad, tensor._ctx, tensor._out_index
-    # The chain of earlier values is kept only while a graph that may reach them is alive.
-    earlier._earlier = tensor._earlier if tensor._ctx is not None and not tensor._ctx.freed else None
+    if not values:  # the chain of earlier histories is kept only while a graph that may reach them is alive
+        earlier._earlier = tensor._earlier if tensor._ctx is not None and not tensor._ctx.freed else None
     return earlier
+
+
+def _positions_in(view, base):
+    """Where each element of `view` lies in `base` (arrays sharing memory): base's flat row-major
+    indices, in view's shape; None if some element lies outside base."""
+    view_at = _addresses(view)
+    if base.flags.c_contiguous:  # the usual base, an op's fresh output: an address is a row-major index
+        positions, apart = np.divmod(view_at - base.__array_interface__["data"][0], base.itemsize)
+        inside = positions.size == 0 or positions.min() >= 0 and positions.max() < base.size
+        return positions if inside and not apart.any() else None
+    base_at = _addresses(base).reshape(-1)  # any other layout: find each address among base's
+    order = np.argsort(base_at, kind="stable")
+    found = np.minimum(np.searchsorted(base_at[order], view_at), max(base_at.size - 1, 0))
+    if not base_at.size or not np.array_equal(base_at[order][found], view_at):
+        return None
+    return order[found]
+
+
+def _addresses(array):
+    """The memory address of each element of `array`, in its shape."""
+    at = np.full(array.shape, array.__array_interface__["data"][0], dtype=np.intp)
+    for axis, (size, stride) in enumerate(zip(array.shape, array.strides)):
+        at += (np.arange(size, dtype=np.intp) * stride).reshape((size,) + (1,) * (array.ndim - axis - 1))
+    return at
+
+
+def refresh_views(node):
+    """Before `node`'s backward: an argument that is a view whose memory a recorded change rewrote
+    (through another view, or its base) after the view was taken has a history that misses the
+    change. PyTorch regenerates such a view's history from its base; here node is pointed at a
+    fresh view of the base as it was when node was made (the walk asks only after such changes)."""
+    args = list(node.args)
+    for position, arg in enumerate(args):
+        shared = getattr(arg, "_versions", None)
+        if shared is None or not shared.rewrites or not node.needs_input_grad[position]:
+            continue  # (a view taken outside the graph, x.detach(), stays outside it)
+        history = as_used_by(arg, node)._ctx
+        taken = 0 if history is None else history._created
+        if not any(taken < stamp < node._created and np.may_share_memory(changed, arg.data)
+                   for stamp, changed in shared.rewrites):
+            continue
+        root = shared.root()
+        positions = None if root is None else _positions_in(arg.data, root.data)
+        if positions is None:
+            raise RuntimeError(
+                f"backward: {node.fn.__name__} used a view of shape {tuple(arg.shape)} taken before its memory "
+                "was changed in place through another view, and the tensor it views is gone (or holds other "
+                "memory now). Take the view again after the change (v = x[0] after x[0:2].mul_(...))")
+        with enable_grad():
+            fresh = _tensor._shape.GetItem.apply(as_used_by(root, node), np.unravel_index(positions, root.shape))
+        if fresh._ctx is not None:  # numbered just before node (and apart from its other arguments): visited next
+            fresh._ctx._created = node._created - 1 / (position + 2)
+            args[position] = fresh
+    node.args = tuple(args)
 
 
 def as_used_by(tensor, node):

@@ -1,5 +1,5 @@
 """Ops that pick, spread or pad elements, the ones PyTorch tutorials reach for: gather, cumsum,
-constant padding and expand.
+constant padding and expand; and CopySlices, an in-place change through a view as its base sees it.
 
 Each backward routes every gradient element back to the input element it came from (or adds up
 the elements that came from one input element).
@@ -80,11 +80,32 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
-        return np.broadcast_to(x, shape)
+        y = np.broadcast_to(x, shape)
+        y.flags.writeable = x.flags.writeable  # as PyTorch's; a write landing on one element twice is refused (inplace.py)
+        return y
 
     @staticmethod
     def backward(ctx, g):
         return unbroadcast(g, ctx.shape), None
+
+
+class CopySlices(Function):
+    """y = base with the elements at flat (row-major) `positions` replaced by `value`: an in-place
+    change through a view, as the view's base sees it (PyTorch's CopySlices, inplace.py);
+    dL/dbase = g with those elements 0 (they were overwritten), dL/dvalue = g at those elements."""
+
+    @staticmethod
+    def forward(ctx, base, value, positions):
+        ctx.positions = positions
+        y = base.copy()  # row-major, so reshape(-1) is a view of it
+        y.reshape(-1)[positions] = value
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        g_base = g.copy()
+        g_base.reshape(-1)[ctx.positions] = 0
+        return g_base, np.asarray(g.reshape(-1)[ctx.positions]), None
 
 
 # --- the user-facing spellings (PyTorch's names and arguments) -----------------------------------
@@ -163,7 +184,7 @@ def pad(x, pad, mode="constant", value=0.0):
 
 def expand(x, *sizes):
     """x repeated along its size-1 axes (and new leading ones) to `sizes`, without copying;
-    -1 keeps a size (PyTorch's expand). The result is read-only, as it shares x's memory."""
+    -1 keeps a size (PyTorch's expand). A view of x: writing into it writes x (twice into one element raises)."""
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
     sizes = tuple(whole_number(size, "expand", "each size", low=-1) for size in sizes)
     new = len(sizes) - x.ndim

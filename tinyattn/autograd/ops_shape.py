@@ -64,7 +64,7 @@ def _numpy_index(index):
 
 
 class GetItem(Function):
-    """y = x[index];  dL/dx = zeros with g added at the picked places.
+    """y = x[index] (one element: a 0-d view, as PyTorch's);  dL/dx = zeros with g added at the picked places.
 
     Integer-array indices may pick one element several times (an embedding lookup of a
     repeated word): np.add.at adds every copy's gradient, where plain assignment keeps one.
@@ -75,9 +75,10 @@ class GetItem(Function):
         index, advanced = _numpy_index(index)
         ctx.meta = x.shape, index, advanced
         try:
-            return x[index]
+            y = x[index]
         except IndexError as error:
             raise IndexError(f"getitem on a tensor of shape {x.shape}: {error}") from None
+        return y if y.__class__ is np.ndarray or advanced else x[index + (...,) if isinstance(index, tuple) else (index, ...)]
 
     @staticmethod
     def backward(ctx, g):
@@ -96,7 +97,7 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, axis, *arrays):
         try:
-            y = np.concatenate(arrays, axis=axis)
+            y = np.ascontiguousarray(np.concatenate(arrays, axis=axis))  # in order, as PyTorch's
         except ValueError:
             _check_same_shapes("cat", arrays, skip_axis=axis)  # says which tensor does not fit
             raise
@@ -120,7 +121,7 @@ class Stack(Function):
     @staticmethod
     def forward(ctx, axis, *arrays):
         try:
-            y = np.stack(arrays, axis=axis)
+            y = np.ascontiguousarray(np.stack(arrays, axis=axis))  # in order, as PyTorch's
         except ValueError:
             _check_same_shapes("stack", arrays, skip_axis=None)  # says which tensor does not fit
             raise
@@ -142,7 +143,8 @@ class Unbind(Function):
     @staticmethod
     def forward(ctx, x, axis):
         ctx.axis = axis
-        return tuple(np.moveaxis(x, axis, 0))
+        moved = np.moveaxis(x, axis, 0)
+        return tuple(moved[i, ...] for i in range(len(moved)))  # views, 0-d ones too (iterating gives scalars)
 
     @staticmethod
     def backward(ctx, *grads):

@@ -1,7 +1,10 @@
 """Backward's check that an array a node saved was not changed in place after the node was made:
 the gradient would be silently wrong, so it raises PyTorch's error instead. The walk (engine.py)
-asks only when some in-place change happened since the node was made (versions.last_change)."""
+asks only when some in-place change happened since the node was made (versions.last_change).
+It also points a node at a fresh history for a view whose base changed since (inplace.py)."""
 import numpy as np
+
+from .inplace import refresh_views
 
 
 def check_saved(node):
@@ -16,6 +19,7 @@ def check_saved(node):
     for array, shared in node.changed_outputs:
         if any(np.may_share_memory(a, array) for a in saved):
             _raise_changed(node, "its output", array, shared)
+    refresh_views(node)
 
 
 def _raise_changed(node, what, array, shared):
@@ -25,3 +29,4 @@ def _raise_changed(node, what, array, shared):
         f"{node.fn.__name__} is at version {shared.count}, changed after {node.fn.__name__} saved it "
         "for backward. Hint: change a copy (y = x.clone(); y += ...), write the change out of place "
         "(x = x + ...), or make it after backward")
+

@@ -9,6 +9,7 @@ import numpy as np
 from .axes import axes, dim_or_axis, one_axis, whole_number
 from .errors import ShapeError
 from .function import Function
+from .ops_shape import GetItem
 from .versions import share_with_view
 
 
@@ -96,7 +97,7 @@ def repeat(x, *reps):
     # (r0, s0, r1, s1, ...): each dim gets a copies axis before it, then the pairs merge
     spread = x.reshape(tuple(v for s in shape for v in (1, s)))
     copies = _expand(spread, *(v for r, s in zip(reps, shape) for v in (r, s)))
-    # clone: its own writable memory, as PyTorch's repeat (the expand is a read-only broadcast view)
+    # clone: its own writable memory, as PyTorch's repeat (the expand is a view of x)
     return copies.clone().reshape(tuple(r * s for r, s in zip(reps, shape)))
 
 
@@ -104,8 +105,11 @@ def repeat(x, *reps):
 def flip(x, dims):
     """x with the order of entries reversed along each of `dims` (PyTorch's flip)."""
     dims = axes(dims, x.ndim, "flip")
-    # A copy, as PyTorch's flip (a reversed view would change x when changed in place)
-    return x.clone()[tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(x.ndim))]
+    reversed_view = GetItem.apply(x, tuple(slice(None, None, -1) if d in dims else slice(None) for d in range(x.ndim)))
+    # A copy, as PyTorch's flip, laid out as x (in order when x is): a reversed view would change x
+    # when changed in place, and its negative strides refuse .view(). (GetItem, not x[...]: the
+    # reversed view is only a step, so x gets no view sharing its version counter.)
+    return reversed_view.clone()
 
 
 from .ops_select import expand as _expand  # noqa: E402

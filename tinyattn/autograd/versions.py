@@ -12,27 +12,31 @@ PyTorch's error instead (saved_check.py). The node's arguments it holds already;
 view pays on every op (share_with_view); the rest falls on the rare in-place change.
 """
 import itertools
+import weakref
 
 tick = itertools.count(1).__next__  # the clock: node creation numbers and in-place changes
 last_change = 0  # the stamp of the latest in-place change anywhere (the walk skips checks before it)
+last_rewrite = 0  # the stamp of the latest recorded change of memory that views share (saved_check.py)
 
 
 class VersionCounter:
     """One count of in-place changes, shared by a tensor and its views."""
 
-    __slots__ = ("count", "changed_at", "shared", "producer")
+    __slots__ = ("count", "changed_at", "shared", "producer", "root", "rewrites")
 
-    def __init__(self, producer):
+    def __init__(self, producer, root):
         self.count = 0
         self.changed_at = 0  # the clock's stamp of the last change
-        self.shared = False  # True once a view shares it (inplace.py refuses such changes in the graph)
+        self.shared = False  # True once a view shares it
         self.producer = producer  # the node that made this memory's tensor (None for a leaf)
+        self.root = weakref.ref(root)  # the tensor the views were taken from (inplace.py)
+        self.rewrites = ()  # ((stamp, array changed),) of the changes recorded in the graph while shared
 
 
 def counter(tensor):
     """The tensor's counter, made on first need (most tensors never change and never need one)."""
     if tensor._versions is None:
-        tensor._versions = VersionCounter(tensor._ctx)
+        tensor._versions = VersionCounter(tensor._ctx, tensor)
     return tensor._versions
 
 
