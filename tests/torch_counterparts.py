@@ -317,6 +317,18 @@ row(ew.Cast, "clone", lambda a: a.clone(), lambda a: a.clone(), one())
 row(ew.Cast, "double() and float()", lambda a: (a.double(), a.float()), lambda a: (a.double(), a.float()), one())
 row(ew.PowOfNumber, "number ** a", lambda a, c: c ** a, lambda a, c: c ** a, then(one(), st.sampled_from([2.5, 0.3, 1.0])))
 
+def _changed_through_views(a, b):
+    """In-place changes through views of a copy of a (tinyattn's history: CopySlices, torch's too)."""
+    h = a * 1.0
+    h.T[1][1:].mul_(b)
+    h[0, 2].add_(h[2, 0] * 2)
+    return h
+
+
+row(sel.CopySlices, "a column and an element changed in place", _changed_through_views, _changed_through_views,
+    lambda dtype: st.tuples(array(dtype, shape=(3, 4)), array(dtype, shape=(2,))))
+
+
 # --- reductions -----------------------------------------------------------------------------
 row(red.Sum, "sum()", lambda a: a.sum(), lambda a: a.sum(), one())
 row(red.Sum, "sum(dim, keepdim)", lambda a, d, k: a.sum(d, keepdim=k), lambda a, d, k: a.sum(d, keepdim=k), with_dim())
@@ -353,7 +365,7 @@ row(shp.Permute, "transpose(0, dim)", lambda a, d, k: a.transpose(0, d), lambda 
 row(shp.GetItem, "basic slice", lambda a, s: a[s], lambda a, s: a[s], slices)
 row(shp.GetItem, "int array (repeats)", lambda a, i: a[i], lambda a, i: a[i], index_rows)
 row(shp.GetItem, "bool mask", lambda a, m: a[m], lambda a, m: a[m], lambda dtype: bool_mask(dtype).filter(lambda t: t[1].ndim > 0))
-row(shp.GetItem, "flip(dim)", lambda a, d, k: a.flip(d), lambda a, d, k: a.flip(d), with_dim())
+row(ew.Cast, "flip(dim) (a copy, as PyTorch's)", lambda a, d, k: a.flip(d), lambda a, d, k: a.flip(d), with_dim())
 row(shp.Cat, "cat", lambda a, b, d: ta.cat([a, b], dim=d), lambda a, b, d: torch.cat([a, b], dim=d), joinable)
 row(shp.Stack, "stack", lambda a, b, d: ta.stack([a, b], dim=d), lambda a, b, d: torch.stack([a, b], dim=d),
     lambda dtype: joinable(dtype, same=True))
