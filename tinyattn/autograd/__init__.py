@@ -19,8 +19,10 @@ from .tracing import NodeRecord, trace
 from .compare import clamp, maximum, minimum
 from .ops_einsum import einsum
 from .ops_select import cumsum, gather, topk
-from .shaping import chunk, flatten, flip, split, squeeze, unflatten
+from .shaping import chunk, flatten, flip, repeat_interleave, split, squeeze, unflatten
 from .triangles import tril, triu
-from .statistics import logsumexp, std, var
+from .statistics import logsumexp, std, std_mean, var
+from .tensor_math import (acosh, asinh, atanh, ceil, cos, cosh, exp2, floor, lerp, log2, pow, round, rsqrt,  # noqa: A004
+                          sign, sin, sinh, tan, trunc)
 
 explain_missing_names(Tensor)  # x.amax says what to write instead (spellings.py)

@@ -133,6 +133,10 @@ class TensorMethods:
         """Copied reps[i] times along dim i (numpy's tile)."""
         return _tensor._shaping.repeat(self, *reps)
 
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        """Each entry repeated `repeats` times in place along `dim` (None: flattened): [a, a, b, b]."""
+        return _tensor._shaping.repeat_interleave(self, repeats, dim, output_size=output_size)
+
     def flip(self, dims):
         """Entries in reverse order along each of `dims`."""
         return _tensor._shaping.flip(self, dims if not isinstance(dims, numbers.Integral) else (dims,))
