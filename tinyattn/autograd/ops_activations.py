@@ -73,7 +73,7 @@ class Hardtanh(Function):
 
 class Hardswish(Function):
     """y = x * relu6(x + 3) / 6: 0 below -3, x above 3, x (x + 3) / 6 between;
-    dL/dx = 0 for x < -3, g (2x + 3) / 6 for -3 <= x <= 3, g above (PyTorch's choice at -3 and 3)."""
+    dL/dx = 0 for x <= -3, g (2x + 3) / 6 for -3 < x < 3, g for x >= 3 (PyTorch's choice at -3 and 3)."""
 
     @staticmethod
     def forward(ctx, x):
@@ -83,7 +83,7 @@ class Hardswish(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return g * np.where(x < -3, 0, np.where(x <= 3, (2 * x + 3) / 6, 1))
+        return g * np.where(x <= -3, 0, np.where(x < 3, (2 * x + 3) / 6, 1))
 
 
 class Mish(Function):

@@ -220,7 +220,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         if ignore_index is not None and ignore_index >= 0:
             raise ValueError(f"cross_entropy: ignore_index={ignore_index} applies to class targets only, not to "
                              "the probability target given (PyTorch refuses it too)")
-        target = target if isinstance(target, Tensor) else np.asarray(target, input.dtype)
+        if not isinstance(target, Tensor):  # an array of probabilities takes the logits' float dtype
+            target = np.asarray(target)
+            target = target.astype(input.dtype) if target.dtype.kind == "f" else target
         return ProbabilityCrossEntropy.apply(input, target, weight, reduction, float(label_smoothing))
     target = target.data if isinstance(target, Tensor) else target
     return CrossEntropy.apply(input, np.asarray(target), weight, ignore_index, reduction, float(label_smoothing))
