@@ -231,3 +231,11 @@ def test_bad_arguments_name_the_op_and_the_fix(call, error, words):
     with pytest.raises(error) as raised:
         call()
     assert words in str(raised.value)
+
+
+def test_repeat_interleave_of_counts_alone_and_powers_with_a_numpy_operand():
+    assert ta.repeat_interleave(ta.tensor([2, 0, 1])).data.tolist() == torch.repeat_interleave(torch.tensor([2, 0, 1])).tolist()
+    x, t = ta.tensor(np.array([1.0, 2.0]), requires_grad=True), torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    ((np.array([2.0, 3.0]) ** x) + x ** np.array([3.0, 0.5])).sum().backward()
+    ((torch.tensor(np.array([2.0, 3.0])) ** t) + t ** torch.tensor(np.array([3.0, 0.5]))).sum().backward()
+    np.testing.assert_allclose(x.grad, t.grad.numpy(), rtol=1e-12)

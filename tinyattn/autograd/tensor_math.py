@@ -199,66 +199,82 @@ def lerp(input, end, weight):
 
 
 def rsqrt(input):
+    """1 / sqrt(input) element-wise (torch.rsqrt)."""
     return _tensor_input("rsqrt", input).rsqrt()
 
 
 def log2(input):
+    """log base 2 element-wise (torch.log2)."""
     return _tensor_input("log2", input).log2()
 
 
 def exp2(input):
+    """2 ** input element-wise (torch.exp2)."""
     return _tensor_input("exp2", input).exp2()
 
 
 def sin(input):
+    """sin element-wise, radians (torch.sin)."""
     return _tensor_input("sin", input).sin()
 
 
 def cos(input):
+    """cos element-wise, radians (torch.cos)."""
     return _tensor_input("cos", input).cos()
 
 
 def tan(input):
+    """tan element-wise, radians (torch.tan)."""
     return _tensor_input("tan", input).tan()
 
 
 def sinh(input):
+    """sinh element-wise (torch.sinh)."""
     return _tensor_input("sinh", input).sinh()
 
 
 def cosh(input):
+    """cosh element-wise (torch.cosh)."""
     return _tensor_input("cosh", input).cosh()
 
 
 def asinh(input):
+    """The inverse of sinh element-wise (torch.asinh)."""
     return _tensor_input("asinh", input).asinh()
 
 
 def acosh(input):
+    """The inverse of cosh element-wise, NaN below 1 (torch.acosh)."""
     return _tensor_input("acosh", input).acosh()
 
 
 def atanh(input):
+    """The inverse of tanh element-wise, NaN outside [-1, 1] (torch.atanh)."""
     return _tensor_input("atanh", input).atanh()
 
 
 def floor(input):
+    """The largest whole number <= input; zero gradient (torch.floor)."""
     return _tensor_input("floor", input).floor()
 
 
 def ceil(input):
+    """The smallest whole number >= input; zero gradient (torch.ceil)."""
     return _tensor_input("ceil", input).ceil()
 
 
 def trunc(input):
+    """input with its fraction dropped; zero gradient (torch.trunc)."""
     return _tensor_input("trunc", input).trunc()
 
 
 def round(input, *, decimals=0):  # noqa: A001  (torch.round's name)
+    """input rounded to `decimals` places, halves to even; zero gradient (torch.round)."""
     return _tensor_input("round", input).round(decimals)
 
 
 def sign(input):
+    """-1, 0 or 1 by the sign of input; zero gradient (torch.sign)."""
     return _tensor_input("sign", input).sign()
 
 
