@@ -61,7 +61,7 @@ CASES += [
     ("round halves to even", ta.round, torch.round, [HALVES]),
     ("round decimals=2", lambda x: x.round(decimals=2), lambda x: x.round(decimals=2), [A * 10]),
     ("round decimals=-1", lambda x: ta.round(x, decimals=-1), lambda x: torch.round(x, decimals=-1), [A * 100]),
-    ("sign at 0", ta.sign, torch.sign, [np.array([0.0, -2.0, 3.0])]),
+    ("sign at 0 and NaN", ta.sign, torch.sign, [np.array([0.0, -2.0, 3.0, np.nan, -np.inf])]),
     ("hardtanh at its ends, min_val/max_val", lambda x: F.hardtanh(x, min_val=-0.5, max_val=2.0),
      lambda x: TF.hardtanh(x, min_val=-0.5, max_val=2.0), [np.array([-0.5, 2.0, -1.0, 0.3, 3.0])]),
     ("relu6 at 0 and 6", F.relu6, TF.relu6, [np.array([0.0, 6.0, -1.0, 3.0, 7.0])]),

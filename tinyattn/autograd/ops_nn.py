@@ -171,7 +171,8 @@ class CrossEntropy(Function):
 class ProbabilityCrossEntropy(Function):
     """Cross-entropy against a probability target q of the logits' shape (soft labels, classes on
     the last axis), PyTorch's: q' = (1 - e) q + e / C with smoothing e, w the class weights (1s
-    when not given), per row  l = -sum_c w_c q'_c log p_c,  p = softmax(z); "mean" over the rows.
+    when not given), per row  l = -sum_c w_c q'_c log p_c,  p = softmax(z); "mean" over the rows
+    (0 for an empty batch, as CrossEntropy's; PyTorch gives NaN).
 
     dl/dz = p sum_c w_c q'_c - w q'  (as d log p_c / dz_j = [c = j] - p_j);  dl/dq = -(1 - e) w log p.
     """

@@ -1,6 +1,6 @@
 """PyTorch's shape spellings: split and chunk as one node (Split, below); squeeze, flatten,
-unflatten, repeat, repeat_interleave and flip composed from reshape, getitem and expand (so their gradients are those
-ops', already checked); tril and triu are in triangles.py.
+unflatten, repeat, repeat_interleave and flip composed from reshape, getitem and expand (so their
+gradients are those ops', already checked); tril and triu are in triangles.py.
 """
 import math
 
@@ -106,11 +106,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # torch.repeat_interleave(counts): the index each count makes
         counts = np.asarray(input.data)
         return _tensor.wrap(np.repeat(np.arange(counts.size), _counts(counts, counts.size, output_size)))
-    if dim is None:
+    if dim is None or input.ndim == 0:  # PyTorch flattens, and a 0-d input has one entry
         input, dim = input.reshape(-1), 0
-    dim = one_axis(dim, input.ndim, "repeat_interleave") if input.ndim else 0
-    if input.ndim == 0:
-        input = input.reshape(1)
+    dim = one_axis(dim, input.ndim, "repeat_interleave")
     length = input.shape[dim]
     index = np.repeat(np.arange(length), _counts(getattr(repeats, "data", repeats), length, output_size))
     return input[(slice(None),) * dim + (index,)]

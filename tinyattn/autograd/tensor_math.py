@@ -95,11 +95,11 @@ class TensorMath:
         return _tensor._ew.Asinh.apply(_tensor._floating(self))
 
     def acosh(self):
-        """The inverse of cosh element-wise (NaN below 1); dL/dx = g / sqrt(x^2 - 1). Integer input becomes float32."""
+        """The inverse of cosh element-wise (NaN below 1); dL/dx = g / sqrt(x^2 - 1). Integers become float32."""
         return _tensor._ew.Acosh.apply(_tensor._floating(self))
 
     def atanh(self):
-        """The inverse of tanh element-wise (NaN outside [-1, 1]); dL/dx = g / (1 - x^2). Integer input becomes float32."""
+        """The inverse of tanh element-wise (NaN outside [-1, 1]); dL/dx = g / (1 - x^2). Integers become float32."""
         return _tensor._ew.Atanh.apply(_tensor._floating(self))
 
     def floor(self):
@@ -122,8 +122,8 @@ class TensorMath:
         return _step(self, np.round if decimals == 0 else lambda a: np.round(a, int(decimals)))
 
     def sign(self):
-        """-1, 0 or 1 as x is negative, zero or positive, same dtype; zero gradient."""
-        return _step(self, np.sign)
+        """-1, 0 or 1 as x is negative, zero or positive (0 at NaN, as PyTorch), same dtype; zero gradient."""
+        return _step(self, _sign)
 
     def lerp(self, end, weight):
         """self + weight * (end - self) element-wise (weight a number or a tensor; all broadcast);
@@ -166,8 +166,13 @@ def _step(x, step):
     """floor, ceil, round, trunc or sign of x: the Step node for floats (zero gradient), a plain
     copy of integers (numpy would make them float64; PyTorch keeps the dtype)."""
     if x.data.dtype.kind != "f":
-        return _tensor.wrap(np.sign(x.data) if step is np.sign else x.data.copy())
+        return _tensor.wrap(np.sign(x.data) if step is _sign else x.data.copy())
     return _tensor._ew.Step.apply(x, step)
+
+
+def _sign(a):
+    """numpy's sign, but 0 at NaN, as PyTorch's."""
+    return np.where(np.isnan(a), 0, np.sign(a))
 
 
 def _tensor_input(op, input):

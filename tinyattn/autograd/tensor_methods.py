@@ -41,7 +41,7 @@ class TensorMethods:
         return -self
 
     def pow(self, exponent):
-        """self ** exponent (a number)."""
+        """self ** exponent (a number or a tensor: then the exponent gets its gradient too)."""
         return self ** exponent
 
     # --- larger and smaller (compare.py) ----------------------------------------------------------
