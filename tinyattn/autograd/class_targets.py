@@ -14,7 +14,7 @@ def check_options(weight, reduction, label_smoothing, logits):
         return None
     if getattr(weight, "requires_grad", False):
         raise ValueError("cross_entropy: weight= requires grad, but the loss gives class weights no gradient "
-                         "(PyTorch neither); pass weight.detach()")
+                         "(PyTorch neither); call .detach() on it first")
     array = np.asarray(getattr(weight, "data", weight))
     classes = logits.shape[-1] if logits.ndim else 0
     if array.shape != (classes,) or array.dtype.kind not in "fiu":
