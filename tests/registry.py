@@ -329,6 +329,60 @@ case(ls.LSTMSequence, "no lengths, forward in time, no bias, non-contiguous inpu
      inputs(transposed(3, 4, 8), normal(3, 2), strided(3, 2), normal(8, 2)))
 
 
+# --- the ops of issue 28 (tests/test_trust_round5_new_ops.py checks them against PyTorch) --------
+def away_from(points, low, high, *shape, layout=lambda a: a):
+    """Uniform in [low, high), each value at least 0.1 from every kink in `points` (laid out by `layout`)."""
+    def make(rng):
+        x = rng.uniform(low, high, shape)
+        for p in points:
+            x = np.where(abs(x - p) < 0.1, p + 0.1 * np.sign(x - p + 1e-9) + 0.05, x)
+        return leaf(layout(x))
+    return make
+
+
+_FRACTIONS = lambda rng: leaf((rng.integers(-3, 3, (4, 3)) + rng.choice([0.3, 0.62], (4, 3))).T)  # noqa: E731
+_WEIGHT = np.array([0.5, 2.0, 1.0, 1.5])
+case(ew.PowTensor, "tensor ** tensor, broadcast, transposed base", lambda a, b: a ** b, inputs(
+     lambda rng: leaf(rng.uniform(0.5, 2.0, (4, 3)).T), normal(4)))
+case(ew.PowTensor, "ta.pow, 0-d exponent, strided base", lambda a, b: ta.pow(a, b), inputs(
+     lambda rng: leaf(rng.uniform(0.5, 2.0, (3, 8))[:, ::2]), lambda rng: leaf(np.array(1.7))))
+case(ew.Rsqrt, "transposed", lambda a: a.rsqrt(), inputs(lambda rng: leaf(rng.uniform(0.5, 2.0, (4, 3)).T)))
+case(ew.Log2, "strided", lambda a: ta.log2(a), inputs(lambda rng: leaf(rng.uniform(0.5, 2.0, (3, 8))[:, ::2])))
+case(ew.Exp2, "transposed", lambda a: a.exp2(), inputs(transposed(3, 4)))
+case(ew.Sin, "transposed", lambda a: a.sin(), inputs(transposed(3, 4)))
+case(ew.Cos, "strided", lambda a: ta.cos(a), inputs(strided(3, 4)))
+case(ew.Tan, "within (-1.2, 1.2), transposed", lambda a: a.tan(), inputs(lambda rng: leaf(rng.uniform(-1.2, 1.2, (4, 3)).T)))
+case(ew.Sinh, "strided", lambda a: a.sinh(), inputs(strided(3, 4)))
+case(ew.Cosh, "transposed", lambda a: ta.cosh(a), inputs(transposed(3, 4)))
+case(ew.Asinh, "strided", lambda a: a.asinh(), inputs(lambda rng: leaf(3 * rng.standard_normal((3, 8))[:, ::2])))
+case(ew.Acosh, "above 1, transposed", lambda a: ta.acosh(a), inputs(lambda rng: leaf(rng.uniform(1.2, 3.0, (4, 3)).T)))
+case(ew.Atanh, "within (-0.8, 0.8), strided", lambda a: a.atanh(), inputs(lambda rng: leaf(rng.uniform(-0.8, 0.8, (3, 8))[:, ::2])))
+case(ew.Step, "floor, ceil, round (also decimals=1), trunc, sign: zero gradient off the jumps", lambda a: (
+     a.floor(), ta.ceil(a), a.round(), ta.round(a, decimals=1), a.trunc(), ta.sign(a)), inputs(_FRACTIONS))
+case(ew.Lerp, "tensor weight, broadcast, transposed", lambda a, b, w: ta.lerp(a, b, w),
+     inputs(transposed(3, 4), normal(4), lambda rng: leaf(rng.uniform(0.0, 1.0, (3, 1)))))
+case(ew.Lerp, "number weights on both sides of 0.5", lambda a, b: (a.lerp(b, 0.25), a.lerp(b, 0.75)), inputs(strided(2, 3), normal(2, 3)))
+case(ew.Hardtanh, "hardtanh and relu6 off their kinks, transposed", lambda a: (F.hardtanh(a, -1.0, 2.0), F.relu6(a)),
+     inputs(away_from((-1, 0, 2, 6), -3.0, 8.0, 4, 3, layout=np.transpose)))
+case(ew.Hardswish, "off the kinks at -3 and 3, strided", lambda a: F.hardswish(a),
+     inputs(away_from((-3, 3), -5.0, 5.0, 3, 8, layout=lambda x: x[:, ::2])))
+case(ew.Mish, "transposed, large values", lambda a: F.mish(a * 4), inputs(transposed(3, 4)))
+case(wh.Where, "celu", lambda a: F.celu(a, alpha=0.7), inputs(away_from_zero(3, 4)))
+case(ew.Div, "softsign", lambda a: F.softsign(a), inputs(away_from_zero(3, 4)))
+case(red.Mean, "std_mean: the mean", lambda a: ta.std_mean(a, 1, keepdim=True)[1], inputs(transposed(3, 4)))
+case(ew.Sqrt, "std_mean: the std, correction 0", lambda a: ta.std_mean(a, (0, 1), correction=0)[0], inputs(strided(3, 4)))
+case(shp.GetItem, "repeat_interleave: an int, a tensor of counts with a 0", lambda a: (
+     a.repeat_interleave(2), ta.repeat_interleave(a, ta.tensor([1, 0, 3]), dim=0)), inputs(transposed(3, 2)))
+case(nn_ops.CrossEntropy, "weight=, ignore_index, label smoothing, transposed",
+     lambda z: F.cross_entropy(z, np.array([3, -100, 0, 1, 3]), weight=_WEIGHT, label_smoothing=0.2), inputs(transposed(5, 4)))
+case(nn_ops.CrossEntropy, "weight=, reduction='none', (N, C, d)",
+     lambda z: F.cross_entropy(z, np.array([[1, 0], [3, 2]]), weight=ta.tensor(_WEIGHT), reduction="none"), inputs(normal(2, 4, 2)))
+case(nn_ops.ProbabilityCrossEntropy, "soft targets (their gradient too), weight=, smoothing, transposed",
+     lambda z, q: F.cross_entropy(z, q, weight=_WEIGHT, label_smoothing=0.1), inputs(transposed(5, 4), normal(5, 4)))
+case(nn_ops.ProbabilityCrossEntropy, "(N, C, d), reduction='none'", lambda z, q: F.cross_entropy(z, q, reduction="none"),
+     inputs(strided(2, 4, 3), lambda rng: leaf(rng.dirichlet(np.ones(4), (2, 3)).transpose(0, 2, 1))))
+
+
 # --- non-contiguous samples -------------------------------------------------------------------
 def non_contiguous(tensor):
     """The same values in every other place of an array twice as wide: a non-contiguous leaf

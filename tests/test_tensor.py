@@ -129,9 +129,10 @@ def test_comparisons_give_bool_tensors_without_gradient():
     np.testing.assert_array_equal(mask.data, [True, False])
 
 
-def test_pow_needs_a_number_exponent():
-    with pytest.raises(TypeError, match="exponent must be a number"):
-        ta.ones(2) ** ta.ones(2)
+def test_pow_needs_a_number_or_tensor_exponent():
+    with pytest.raises(TypeError, match="exponent must be a number or a tensor, got str"):
+        ta.ones(2) ** "2"
+    assert (ta.ones(2) ** ta.ones(2)).data.tolist() == [1.0, 1.0]  # a tensor exponent: since issue 28
 
 
 def test_repr_shows_data_and_history():

@@ -32,6 +32,7 @@ FUNCTION_ONLY = {
     "cat": "takes a list of tensors", "stack": "takes a list of tensors",
     "where": "torch's x.where(cond, y) puts the arguments in another order; ta.where(cond, x, y) only",
     "einsum": "takes several operands", "eye": "makes a tensor", "full_like": "makes a tensor",
+    "std_mean": "PyTorch has no x.std_mean",
 }
 
 
@@ -78,7 +79,7 @@ OTHER = {"dim": "axis", "axis": "dim", "dims": "axis", "keepdim": "keepdims", "k
 X = ta.tensor(np.arange(24.0).reshape(2, 3, 4) % 7)
 EXTRA = {"topk": {"k": 2}, "split": {"split_size_or_sections": 1}, "chunk": {"chunks": 2},
          "gather": {"index": ta.tensor(np.zeros((2, 3, 4), np.int64))}, "unflatten": {"sizes": (3, 1)},
-         "multinomial": {}}
+         "multinomial": {}, "repeat_interleave": {"repeats": 2}}
 FIRST = {"cat": [X, X], "stack": [X, X]}
 
 

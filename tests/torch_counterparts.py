@@ -310,6 +310,25 @@ row(ew.Abs, "abs", abs, abs, one())
 row(ew.Exp, "exp", lambda a: a.exp(), lambda a: a.exp(), one())
 row(ew.Log, "log", lambda a: a.log(), lambda a: a.log(), one())
 row(ew.Sqrt, "sqrt", lambda a: a.sqrt(), lambda a: a.sqrt(), one())
+row(ew.Rsqrt, "rsqrt", lambda a: a.rsqrt(), lambda a: a.rsqrt(), one())
+row(ew.Log2, "log2", lambda a: a.log2(), lambda a: a.log2(), one())
+row(ew.Exp2, "exp2", lambda a: a.exp2(), lambda a: a.exp2(), one())
+row(ew.Sin, "sin", lambda a: a.sin(), lambda a: a.sin(), one())
+row(ew.Cos, "cos", lambda a: a.cos(), lambda a: a.cos(), one())
+row(ew.Tan, "tan", lambda a: a.tan(), lambda a: a.tan(), one())
+row(ew.Sinh, "sinh", lambda a: a.sinh(), lambda a: a.sinh(), one())
+row(ew.Cosh, "cosh", lambda a: a.cosh(), lambda a: a.cosh(), one())
+row(ew.Asinh, "asinh", lambda a: a.asinh(), lambda a: a.asinh(), one())
+row(ew.Acosh, "acosh", lambda a: a.acosh(), lambda a: a.acosh(), one(low=1.25, high=4.0))
+row(ew.Atanh, "atanh", lambda a: a.atanh(), lambda a: a.atanh(), one(low=-0.875, high=0.875))
+row(ew.Step, "floor, ceil, trunc, sign, round", lambda a: (a.floor(), a.ceil(), a.trunc(), a.sign(), a.round()),
+    lambda a: (a.floor(), a.ceil(), a.trunc(), a.sign(), a.round()), one())
+row(ew.PowTensor, "tensor ** tensor", lambda a, b: a.abs() ** b, lambda a, b: a.abs() ** b, broadcast(extremes=FINITE))
+row(ew.Lerp, "lerp, tensor weight", lambda a, b, w: a.lerp(b, w), lambda a, b, w: a.lerp(b, w), broadcast(3))
+row(ew.Hardtanh, "hardtanh, relu6", lambda a: (F.hardtanh(a, -1.0, 2.0), F.relu6(a)),
+    lambda a: (TF.hardtanh(a, -1.0, 2.0), TF.relu6(a)), one())
+row(ew.Hardswish, "hardswish", lambda a: F.hardswish(a), lambda a: TF.hardswish(a), one())
+row(ew.Mish, "mish", lambda a: F.mish(a), lambda a: TF.mish(a), one())
 row(ew.Tanh, "tanh", lambda a: a.tanh(), lambda a: a.tanh(), one())
 row(ew.Sigmoid, "sigmoid", lambda a: a.sigmoid(), lambda a: a.sigmoid(), one())
 row(ew.Relu, "relu", lambda a: a.relu(), lambda a: a.relu(), one())
@@ -409,6 +428,9 @@ row(nn_ops.CrossEntropy, "F.cross_entropy (N, C), ignore -100, smoothing",
     lambda z, t, s: F.cross_entropy(z, t, label_smoothing=s), lambda z, t, s: TF.cross_entropy(z, t, label_smoothing=s), class_logits)
 row(nn_ops.CrossEntropy, "F.cross_entropy reduction='none'", lambda z, t, s: F.cross_entropy(z, t, reduction="none"),
     lambda z, t, s: TF.cross_entropy(z, t, reduction="none"), class_logits)
+row(nn_ops.ProbabilityCrossEntropy, "F.cross_entropy, probability targets",
+    lambda z, q: F.cross_entropy(z, q.softmax(-1)), lambda z, q: TF.cross_entropy(z, q.softmax(-1)),
+    lambda dtype: st.tuples(array(dtype, shape=(3, 4), extremes=FINITE), array(dtype, shape=(3, 4), extremes=FINITE)))
 row(red.Mean, "binary_cross_entropy with logits (pos_weight)",
     lambda z, t: F.binary_cross_entropy_with_logits(z, t, pos_weight=ta.tensor(np.asarray(2.0, z.dtype))),
     lambda z, t: TF.binary_cross_entropy_with_logits(z, t, pos_weight=torch.tensor(2.0, dtype=z.dtype)),

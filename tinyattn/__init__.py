@@ -61,6 +61,8 @@ from .autograd.functions import (  # noqa: A004  (torch.max, torch.sum, ...: PyT
     mean, min, mul, neg, norm, permute, pow, relu, reshape, sigmoid, softmax, sqrt, sub, sum, tanh, transpose,
     unsqueeze,
 )
+from .autograd import (acosh, asinh, atanh, ceil, cos, cosh, exp2, floor, lerp, log2, repeat_interleave,  # noqa: A004
+                       round, rsqrt, sign, sin, sinh, std_mean, tan, trunc)  # the ops of issue 28, torch's names
 from .autograd.dtypes import bool, float16, float32, float64, int32, int64  # noqa: A004  (torch.bool's name)
 from . import data, metrics, models, nn, optim, viz  # noqa: E402  (after the engine they build on)
 from .nn.fused.switch import fused, is_fused  # noqa: E402  (the one switch for every fused node)

@@ -20,11 +20,13 @@ from .walk_order import reverse_topological_order
 from .compare import clamp, maximum, minimum
 from .ops_einsum import einsum
 from .ops_select import cumsum, gather, topk
-from .shaping import chunk, flatten, flip, split, squeeze, unflatten
+from .shaping import chunk, flatten, flip, repeat_interleave, split, squeeze, unflatten
 from .triangles import tril, triu
-from .statistics import logsumexp, std, var
+from .statistics import logsumexp, std, std_mean, var
 from .functions import (abs, add, argmax, argmin, div, exp, log, log_softmax, logical_and,  # noqa: A004
                         logical_not, logical_or, masked_fill, max, mean, min, mul, neg, norm, permute, pow,
                         relu, reshape, sigmoid, softmax, sqrt, sub, sum, tanh, transpose, unsqueeze)
+from .tensor_math import (acosh, asinh, atanh, ceil, cos, cosh, exp2, floor, lerp, log2, round, rsqrt,  # noqa: A004
+                          sign, sin, sinh, tan, trunc)
 
 explain_missing_names(Tensor)  # x.amax says what to write instead (spellings.py)

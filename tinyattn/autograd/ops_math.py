@@ -1,9 +1,11 @@
-"""Powers, exp, log, sqrt, abs and rounded division, each backward under its forward.
+"""Powers, exp, log, sqrt and abs; the trigonometric and hyperbolic functions; lerp; rounded division; and
+the steps (floor, ceil, round, trunc, sign), each backward under its forward.
 
 Notation as in ops_arithmetic.py: y is the output, g = dL/dy, each return is dL/dx.
 """
 import numpy as np
 
+from .broadcast import unbroadcast
 from .errors import ShapeError
 from .function import Function
 
@@ -25,6 +27,33 @@ class Pow(Function):
             return np.zeros_like(g), None
         p = x.dtype.type(ctx.p)
         return g * p * np.power(x, p - 1), None
+
+
+class PowTensor(Function):
+    """y = a ** b, both tensors (broadcast);  dL/da = g * b * a ** (b - 1),  dL/db = g * y * log(a).
+
+    As PyTorch: dL/da is 0 where b = 0 (not 0 * 0 ** -1 = NaN at a = 0), and dL/db is 0 where
+    a = 0 and b >= 0 (the limit of a ** b log a as a -> 0+, as PowOfNumber takes it)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -1 = inf, (-2) ** 0.5 = NaN, as in PyTorch
+                y = np.power(a, b)
+        except ValueError:
+            raise ShapeError(f"pow: {a.shape} ** {b.shape}: shapes do not broadcast (aligned from the last "
+                             "axis, each pair of sizes must be equal or 1)") from None
+        ctx.save_for_backward(a, b, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, y = ctx.saved_tensors
+        need_a, need_b = ctx.needs_input_grad
+        with np.errstate(divide="ignore", invalid="ignore"):  # the NaN and inf PyTorch gives too (log of a < 0)
+            grad_a = unbroadcast(np.where(b == 0, 0, g * b * np.power(a, b - 1)), a.shape) if need_a else None
+            grad_b = unbroadcast(np.where((a == 0) & (b >= 0), 0, g * y * np.log(a)), b.shape) if need_b else None
+        return grad_a, grad_b
 
 
 class PowOfNumber(Function):
@@ -134,3 +163,204 @@ class RoundedDiv(Function):
     def backward(ctx, g):
         shape_a, shape_b = ctx.shapes
         return np.zeros(shape_a, g.dtype), np.zeros(shape_b, g.dtype), None
+class Rsqrt(Function):
+    """y = 1 / sqrt(x) = x ** -1/2;  dL/dx = g * -1/2 x ** -3/2 = -g * y^3 / 2."""
+
+    @staticmethod
+    def forward(ctx, x):
+        with np.errstate(divide="ignore"):  # rsqrt(0) = inf, as PyTorch
+            y = 1 / np.sqrt(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * y * y * -0.5
+
+
+class Log2(Function):
+    """y = log2(x) = log(x) / log(2);  dL/dx = g / (x log 2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.log2(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / (x * x.dtype.type(np.log(2)))
+
+
+class Exp2(Function):
+    """y = 2 ** x = exp(x log 2);  dL/dx = g * y * log 2."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.exp2(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * y.dtype.type(np.log(2))
+
+
+# --- trigonometric and hyperbolic --------------------------------------------------------------
+class Sin(Function):
+    """y = sin(x);  dL/dx = g * cos(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * np.cos(x)
+
+
+class Cos(Function):
+    """y = cos(x);  dL/dx = -g * sin(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.cos(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return -g * np.sin(x)
+
+
+class Tan(Function):
+    """y = tan(x) = sin(x) / cos(x);  dL/dx = g / cos(x)^2 = g * (1 + y^2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = np.tan(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * (1 + y * y)
+
+
+class Sinh(Function):
+    """y = sinh(x) = (e^x - e^-x) / 2;  dL/dx = g * cosh(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.sinh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * np.cosh(x)
+
+
+class Cosh(Function):
+    """y = cosh(x) = (e^x + e^-x) / 2;  dL/dx = g * sinh(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.cosh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * np.sinh(x)
+
+
+class Asinh(Function):
+    """y = asinh(x), so x = sinh(y) and dx/dy = cosh(y) = sqrt(1 + x^2);  dL/dx = g / sqrt(x^2 + 1)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.arcsinh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / np.sqrt(x * x + 1)
+
+
+class Acosh(Function):
+    """y = acosh(x) (x >= 1), so x = cosh(y) and dx/dy = sinh(y) = sqrt(x^2 - 1);  dL/dx = g / sqrt(x^2 - 1)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(invalid="ignore"):  # acosh(x < 1) = NaN, as PyTorch
+            return np.arccosh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):  # inf at x = 1, NaN below: PyTorch's too
+            return g / np.sqrt(x * x - 1)
+
+
+class Atanh(Function):
+    """y = atanh(x) (|x| < 1), so x = tanh(y) and dx/dy = 1 - x^2;  dL/dx = g / (1 - x^2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with np.errstate(divide="ignore", invalid="ignore"):  # +-inf at +-1, NaN beyond, as PyTorch
+            return np.arctanh(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        with np.errstate(divide="ignore"):
+            return g / (1 - x * x)
+
+
+# --- steps and blends ------------------------------------------------------------------------
+class Step(Function):
+    """y = floor(x), ceil(x), round(x), trunc(x) or sign(x), whichever `step` is: constant between
+    its jumps;  dL/dx = 0 (PyTorch's choice at the jumps too, where there is no slope)."""
+
+    @staticmethod
+    def forward(ctx, x, step):
+        return step(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.zeros_like(g), None
+
+
+class Lerp(Function):
+    """y = a + w (b - a) (from a at w = 0 to b at w = 1; w a number or a tensor, all broadcast);
+    dL/da = g (1 - w),  dL/db = g w,  dL/dw = g (b - a).
+
+    Computed as PyTorch does, b - (b - a)(1 - w) where w >= 0.5, so that w = 1 gives b exactly."""
+
+    @staticmethod
+    def forward(ctx, a, b, w):
+        w = np.asarray(w, a.dtype)
+        try:
+            y = np.where(w < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+        except ValueError:
+            raise ShapeError(f"lerp: input {a.shape}, end {b.shape} and weight {w.shape} do not broadcast "
+                             "(aligned from the last axis, each size equal or 1)") from None
+        ctx.save_for_backward(a, b, w)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, w = ctx.saved_tensors
+        need_a, need_b, need_w = ctx.needs_input_grad
+        return (unbroadcast(g * (1 - w), a.shape) if need_a else None,
+                unbroadcast(g * w, b.shape) if need_b else None,
+                unbroadcast(g * (b - a), w.shape) if need_w else None)

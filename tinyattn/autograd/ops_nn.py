@@ -107,18 +107,20 @@ class Softmax(Function):
 
 
 class CrossEntropy(Function):
-    """Per kept target t (classes on the last axis, smoothing e, C classes), PyTorch's loss
-        l = -(1 - e) log arrays.softmax(z)[t] - (e / C) sum_c log arrays.softmax(z)[c],
-    then reduced: "mean" over the kept targets, "sum", or "none" (one per target, 0 where ignored).
+    """Per kept target t (classes on the last axis, smoothing e, C classes, class weights w, all 1
+    when not given), PyTorch's loss, with p = arrays.softmax(z):
+        l = -(1 - e) w_t log p[t] - (e / C) sum_c w_c log p[c],
+    then reduced: "mean" (the sum over kept targets divided by their sum of w_t: their count when
+    unweighted), "sum", or "none" (one per target, 0 where ignored).
 
-    dl/dz = arrays.softmax(z) - (1 - e) onehot(t) - e / C on kept rows, 0 on ignored ones, times each
-    row's upstream (g / n_kept for "mean"). Fused: one log-softmax, no one-hot matrix in forward.
-    If every target is ignored the mean is 0 with zero gradient (PyTorch gives NaN), so a batch
-    of padding cannot poison training.
+    dl/dz = (1 - e) w_t (p - onehot(t)) + (e / C) (p sum_c w_c - w) on kept rows, 0 on ignored ones,
+    times each row's upstream (g / sum w_t for "mean"); unweighted, p - (1 - e) onehot(t) - e / C.
+    Fused: one log-softmax, no one-hot matrix in forward. If every target is ignored the mean is
+    0 with zero gradient (PyTorch gives NaN), so a batch of padding cannot poison training.
     """
 
     @staticmethod
-    def forward(ctx, logits, target, ignore_index, reduction, label_smoothing):
+    def forward(ctx, logits, target, weight, ignore_index, reduction, label_smoothing):
         require_float("cross_entropy", logits=logits)
         target = check_targets(logits, target, ignore_index)
         classes = logits.shape[-1]
@@ -129,37 +131,99 @@ class CrossEntropy(Function):
         rows = np.arange(flat_target.size)
         count = int(kept.sum())
         losses = -log_probs[rows, safe_target]
+        if weight is not None:
+            losses = losses * weight[safe_target]
         if label_smoothing:
-            losses = (1 - label_smoothing) * losses - (label_smoothing / classes) * log_probs.sum(-1)
+            spread = log_probs.sum(-1) if weight is None else log_probs @ weight
+            losses = (1 - label_smoothing) * losses - (label_smoothing / classes) * spread
         losses = np.where(kept, losses, 0).astype(logits.dtype)
-        ctx.save_for_backward(log_probs, safe_target, kept)
-        ctx.meta = logits.shape, count, reduction, label_smoothing
+        # "mean" divides by the kept targets' weight: their count unweighted, 1 if none is kept (a 0 loss)
+        share = (count if weight is None else weight[safe_target[kept]].sum()) if count else 1
+        ctx.save_for_backward(log_probs, safe_target, kept, weight)
+        ctx.meta = logits.shape, share, reduction, label_smoothing
         if reduction == "none":
             return losses.reshape(target.shape)
         total = np.sum(losses)
-        return np.asarray(total if reduction == "sum" else total / max(count, 1), dtype=logits.dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):  # kept targets of weight 0 only: NaN, as PyTorch
+            return np.asarray(total if reduction == "sum" else total / share, dtype=logits.dtype)
 
     @staticmethod
     def backward(ctx, g):
-        log_probs, safe_target, kept = ctx.saved_tensors
-        shape, count, reduction, smoothing = ctx.meta
-        grad = np.exp(log_probs)
-        grad[np.arange(safe_target.size), safe_target] -= 1 - smoothing
-        if smoothing:
-            grad -= smoothing / shape[-1]
-        per_row = g.reshape(-1) if reduction == "none" else g / max(count, 1) if reduction == "mean" else g
-        grad *= (kept * per_row).astype(grad.dtype)[:, None]
-        return grad.reshape(shape), None, None, None, None
+        log_probs, safe_target, kept, weight = ctx.saved_tensors
+        shape, share, reduction, smoothing = ctx.meta
+        rows, grad = np.arange(safe_target.size), np.exp(log_probs)
+        if weight is None:
+            grad[rows, safe_target] -= 1 - smoothing
+            if smoothing:
+                grad -= smoothing / shape[-1]
+        else:
+            row_weight = weight[safe_target]
+            grad *= ((1 - smoothing) * row_weight + (smoothing / shape[-1]) * weight.sum())[:, None]
+            grad[rows, safe_target] -= (1 - smoothing) * row_weight
+            if smoothing:
+                grad -= (smoothing / shape[-1]) * weight
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_row = g.reshape(-1) if reduction == "none" else g / share if reduction == "mean" else g
+            grad *= (kept * per_row).astype(grad.dtype)[:, None]
+        return grad.reshape(shape), None, None, None, None, None
+
+
+class ProbabilityCrossEntropy(Function):
+    """Cross-entropy against a probability target q of the logits' shape (soft labels, classes on
+    the last axis), PyTorch's: q' = (1 - e) q + e / C with smoothing e, w the class weights (1s
+    when not given), per row  l = -sum_c w_c q'_c log p_c,  p = softmax(z); "mean" over the rows
+    (0 for an empty batch, as CrossEntropy's; PyTorch gives NaN).
+
+    dl/dz = p sum_c w_c q'_c - w q'  (as d log p_c / dz_j = [c = j] - p_j);  dl/dq = -(1 - e) w log p.
+    """
+
+    @staticmethod
+    def forward(ctx, logits, target, weight, reduction, label_smoothing):
+        require_float("cross_entropy", logits=logits, target=target)
+        classes = logits.shape[-1]
+        log_probs = arrays.log_softmax(logits.reshape(-1, classes))
+        weighted = target.reshape(-1, classes) * (1 - label_smoothing) + label_smoothing / classes
+        if weight is not None:
+            weighted = weighted * weight
+        losses = -(log_probs * weighted).sum(-1)
+        ctx.save_for_backward(log_probs, weighted, weight)
+        ctx.meta = logits.shape, max(losses.size, 1), reduction, label_smoothing
+        if reduction == "none":
+            return losses.reshape(logits.shape[:-1])
+        total = np.sum(losses)
+        return np.asarray(total if reduction == "sum" else total / ctx.meta[1], dtype=logits.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        log_probs, weighted, weight = ctx.saved_tensors
+        shape, rows, reduction, smoothing = ctx.meta
+        per_row = (g.reshape(-1) if reduction == "none" else np.broadcast_to(g / rows if reduction == "mean" else g,
+                                                                             log_probs.shape[:1]))[:, None]
+        grad_z = (np.exp(log_probs) * weighted.sum(-1, keepdims=True) - weighted) * per_row
+        grad_q = None
+        if ctx.needs_input_grad[1]:
+            grad_q = (-(1 - smoothing) * log_probs * (1 if weight is None else weight) * per_row).reshape(shape)
+        return grad_z.reshape(shape), grad_q, None, None, None
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
-    """ta.cross_entropy: PyTorch's F.cross_entropy for integer class targets, but with the classes
-    on the LAST axis: logits (N, C) or (B, T, C), targets (N,) or (B, T). (F.cross_entropy takes
+    """ta.cross_entropy: PyTorch's F.cross_entropy, but with the classes on the LAST axis: logits
+    (N, C) or (B, T, C), targets (N,) or (B, T) of class indices, or probabilities of the logits'
+    own shape (soft labels; a target that requires grad gets its gradient). (F.cross_entropy takes
     PyTorch's own layout, (N, C, d1, ...), and moves the classes here.)
-    ignore_index (default -100, as PyTorch) marks targets that count for nothing; reduction
+    weight: one per class (C,), as PyTorch's (the "mean" then divides by the kept targets' weight);
+    ignore_index (default -100, as PyTorch) marks class targets that count for nothing; reduction
     "mean" (over kept targets), "sum" or "none"; label_smoothing in [0, 1]. One graph node."""
     from .tensor import Tensor
 
-    check_options(weight, reduction, label_smoothing)
+    weight = check_options(weight, reduction, label_smoothing, input)
+    if np.shape(getattr(target, "data", target)) == input.shape and input.ndim:  # probabilities, as PyTorch decides
+        if ignore_index is not None and ignore_index >= 0:
+            raise ValueError(f"cross_entropy: ignore_index={ignore_index} applies to class targets only, not to "
+                             "the probability target given (PyTorch refuses it too)")
+        if not isinstance(target, Tensor):  # an array of probabilities takes the logits' float dtype
+            target = np.asarray(target)
+            target = target.astype(input.dtype) if target.dtype.kind == "f" else target
+        return ProbabilityCrossEntropy.apply(input, target, weight, reduction, float(label_smoothing))
     target = target.data if isinstance(target, Tensor) else target
-    return CrossEntropy.apply(input, np.asarray(target), ignore_index, reduction, float(label_smoothing))
+    return CrossEntropy.apply(input, np.asarray(target), weight, ignore_index, reduction, float(label_smoothing))

@@ -1,6 +1,6 @@
 """PyTorch's shape spellings: split and chunk as one node (Split, below); squeeze, flatten,
-unflatten, repeat and flip composed from reshape, getitem and expand (so their gradients are those
-ops', already checked); tril and triu are in triangles.py.
+unflatten, repeat, repeat_interleave and flip composed from reshape, getitem and expand (so their
+gradients are those ops', already checked); tril and triu are in triangles.py.
 """
 import math
 
@@ -102,6 +102,41 @@ def repeat(x, *reps):
 
 
 @dim_or_axis
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each entry of `input` along `dim` repeated `repeats` times in place (PyTorch's
+    repeat_interleave, numpy's repeat): [a, b] with 2 -> [a, a, b, b]. repeats: an int, or an int
+    tensor with one count per entry (or one count for all); dim=None works on the flattened input.
+    One getitem, so the gradient adds up each entry's copies. repeat_interleave(counts) alone gives
+    0, 1, ... each repeated its count, as PyTorch."""
+    if repeats is None:  # torch.repeat_interleave(counts): the index each count makes
+        counts = np.asarray(input.data)
+        return _tensor.wrap(np.repeat(np.arange(counts.size), _counts(counts, counts.size, output_size)))
+    if dim is None or input.ndim == 0:  # PyTorch flattens, and a 0-d input has one entry
+        input, dim = input.reshape(-1), 0
+    dim = one_axis(dim, input.ndim, "repeat_interleave")
+    length = input.shape[dim]
+    index = np.repeat(np.arange(length), _counts(getattr(repeats, "data", repeats), length, output_size))
+    return input[(slice(None),) * dim + (index,)]
+
+
+def _counts(repeats, length, output_size):
+    """repeat_interleave's counts as `length` non-negative ints, checked against output_size."""
+    counts = np.asarray(repeats)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1:
+        raise TypeError(f"repeat_interleave: repeats must be an int or a 1-D int tensor, got {counts.dtype} of shape "
+                        f"{counts.shape}")
+    if counts.ndim == 1 and counts.size not in (1, length):
+        raise ShapeError(f"repeat_interleave: {counts.size} repeats for {length} entries along dim; give one per "
+                         "entry or one for all")
+    if (counts < 0).any():
+        raise ValueError(f"repeat_interleave: repeats must be >= 0, got {counts.min()}")
+    counts = np.broadcast_to(counts.reshape(-1), (length,))
+    if output_size is not None and output_size != counts.sum():
+        raise ValueError(f"repeat_interleave: output_size={output_size}, but the repeats add up to {counts.sum()}")
+    return counts
+
+
+@dim_or_axis
 def flip(x, dims):
     """x with the order of entries reversed along each of `dims` (PyTorch's flip)."""
     dims = axes(dims, x.ndim, "flip")
@@ -112,4 +147,5 @@ def flip(x, dims):
     return reversed_view.clone()
 
 
+from . import tensor as _tensor  # noqa: E402  (tensor.py imports this module before it defines Tensor)
 from .ops_select import expand as _expand  # noqa: E402

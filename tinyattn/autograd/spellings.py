@@ -14,7 +14,6 @@ KNOWN = {
     "bmm": "a @ b (batched matmul)",
     "matmul": "a @ b (or ta.matmul(a, b))",
     "square": "x * x (or x ** 2)",
-    "rsqrt": "1 / x.sqrt()",
     "log1p": "(1 + x).log()",
     "expm1": "x.exp() - 1",
     "concat": "ta.cat(tensors, dim)",

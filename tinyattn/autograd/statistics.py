@@ -1,4 +1,4 @@
-"""var, std, logsumexp and norm, composed from sum, mean, max, exp, log and sqrt (whose gradients
+"""var, std, std_mean, logsumexp and norm, composed from sum, mean, max, exp, log and sqrt (whose gradients
 are checked), so none of them needs a backward rule of its own.
 """
 import math
@@ -34,6 +34,14 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """The square root of var (same arguments). Where var is 0 the gradient is 0, as PyTorch's
     (sqrt's own rule, g / (2 sqrt(v)), would give 0 / 0 there)."""
     return _sqrt_with_zero_slope_at_zero(var(x, dim, unbiased, keepdim, correction=correction))
+
+
+@dim_or_axis
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) over `dim`, PyTorch's torch.std_mean: std as x.std (correction=1 by default,
+    unbiased=False means 0), the mean over the same dims."""
+    dims = None if dim is None or isinstance(dim, bool) else axes(dim, input.ndim, "std_mean")
+    return std(input, dim, unbiased, keepdim, correction=correction), input.mean(axis=dims, keepdims=keepdim)
 
 
 def _sqrt_with_zero_slope_at_zero(v):

@@ -41,7 +41,7 @@ class TensorMethods:
         return -self
 
     def pow(self, exponent):
-        """self ** exponent (a number)."""
+        """self ** exponent (a number or a tensor: then the exponent gets its gradient too)."""
         return self ** exponent
 
     # --- larger and smaller (compare.py) ----------------------------------------------------------
@@ -148,6 +148,11 @@ class TensorMethods:
     def repeat(self, *reps):
         """Copied reps[i] times along dim i (numpy's tile)."""
         return _tensor._shaping.repeat(self, *reps)
+
+    @dim_or_axis
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        """Each entry repeated `repeats` times in place along `dim` (None: flattened): [a, a, b, b]."""
+        return _tensor._shaping.repeat_interleave(self, repeats, dim, output_size=output_size)
 
     @dim_or_axis
     def flip(self, dims):

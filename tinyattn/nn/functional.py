@@ -4,6 +4,7 @@ import numpy as np
 
 from ..autograd.axes import dim_or_axis
 from ..autograd.errors import require_float
+from ..autograd.ops_activations import Hardswish, Hardtanh, Mish
 from ..autograd.ops_select import pad  # noqa: F401
 from ..autograd.ops_where import where
 from ..autograd.spellings import module_getattr
@@ -15,7 +16,7 @@ from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, mse_
 from .scaled_dot_product_attention import scaled_dot_product_attention, scaled_dot_product_attention_reference  # noqa: F401
 
 __all__ = ["cross_entropy", "mse_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "softmax",
-           "log_softmax", "relu", "gelu", "leaky_relu", "softplus", "elu", "dropout", "pad", "one_hot",
+           "log_softmax", "relu", "gelu", "leaky_relu", "softplus", "elu", "celu", "hardtanh", "relu6", "softsign", "hardswish", "mish", "dropout", "pad", "one_hot",
            "scaled_dot_product_attention"]
 
 
@@ -67,6 +68,55 @@ def elu(x, alpha=1.0):
     cannot overflow the branch that is not taken (its inf would make a NaN gradient). A NaN takes
     the x branch, gradient 1, as PyTorch's (its elu tests x <= 0 for the other)."""
     return where(~(x <= 0).data, x, (x.clamp(max=0.0).exp() - 1.0) * alpha)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha (exp(x / alpha) - 1) (PyTorch's celu: elu with its slope 1 at 0
+    for every alpha); exp sees min(x, 0), as in elu."""
+    _out_of_place("celu", inplace)
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0 (x / alpha); PyTorch refuses it too")
+    require_float("celu", input=input.data)
+    return where((input > 0).data, input, ((input.clamp(max=0.0) / alpha).exp() - 1.0) * alpha)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """input clipped to [min_val, max_val] (PyTorch's hardtanh); gradient 1 strictly between, else 0."""
+    _out_of_place("hardtanh", inplace)
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
+    return Hardtanh.apply(input, min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    """min(max(x, 0), 6): hardtanh(x, 0, 6), as PyTorch's relu6 (gradient 0 at 0 and at 6)."""
+    _out_of_place("relu6", inplace)
+    return Hardtanh.apply(input, 0.0, 6.0)
+
+
+def softsign(input):
+    """x / (1 + |x|) (PyTorch's softsign, composed the same way)."""
+    require_float("softsign", input=input.data)
+    return input / (abs(input) + 1.0)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6 (PyTorch's hardswish, MobileNetV3's); one node, ops_activations.Hardswish."""
+    _out_of_place("hardswish", inplace)
+    require_float("hardswish", input=input.data)
+    return Hardswish.apply(input)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x)) (PyTorch's mish); one node, ops_activations.Mish."""
+    _out_of_place("mish", inplace)
+    require_float("mish", input=input.data)
+    return Mish.apply(input)
+
+
+def _out_of_place(op, inplace):
+    if inplace:
+        raise ValueError(f"{op}: inplace=True is not supported; write y = F.{op}(x) (the same values, a new tensor)")
 
 
 def one_hot(tensor, num_classes=-1):
