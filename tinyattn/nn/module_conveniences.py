@@ -4,6 +4,8 @@ Mixed into Module (module.py); each walks the tree with `modules()`.
 """
 import numpy as np
 
+from ..autograd.tensor_conveniences import on_the_cpu
+
 DEVICES = ("cpu", "cuda", "mps", "xpu", "meta")  # the names PyTorch code passes to .to()
 
 
@@ -49,9 +51,7 @@ class ModuleConveniences:
                 device = arg
             else:
                 dtype = getattr(arg, "dtype", arg) if hasattr(arg, "requires_grad") else arg  # a tensor: its dtype
-        if device is not None and str(device).split(":")[0] != "cpu":
-            raise ValueError(f"{type(self).__name__}.to: tinyattn runs on the CPU only, there is no {str(device)!r}; "
-                             "leave out .to(device) (or write .to('cpu'))")
+        on_the_cpu(device, f"{type(self).__name__}.to")
         if dtype is None:
             return self
         try:
