@@ -11,13 +11,11 @@ non-contiguously (NON_CONTIGUOUS_CASES, at the end), and the test fails if one s
 import numpy as np
 
 import tinyattn as ta
-from tinyattn.autograd import ops_elementwise as ew
-from tinyattn.autograd import ops_log_softmax as ls
-from tinyattn.autograd import ops_nn as nn_ops
-from tinyattn.autograd import ops_max as mx
-from tinyattn.autograd import ops_reduce as red
-from tinyattn.autograd import ops_shape as shp
-from tinyattn.autograd import ops_where as wh
+from tinyattn.autograd import inplace as inplace_rules
+from tinyattn.autograd import rules_elementwise as ew
+from tinyattn.autograd import rules_nn as nn_ops
+from tinyattn.autograd import rules_reduce as red
+from tinyattn.autograd import rules_shape as shp
 from tinyattn.autograd.tensor import wrap
 
 CASES = []
@@ -103,8 +101,8 @@ case(red.Sum, "axes, keepdims", lambda a: a.sum(axis=(0, 2), keepdims=True), inp
 case(red.Sum, "last axis", lambda a: a.sum(axis=-1), inputs(normal(2, 3, 4)))
 case(red.Mean, "all", lambda a: a.mean(), inputs(normal(3, 4)))
 case(red.Mean, "axis 1", lambda a: a.mean(axis=1), inputs(strided(2, 3, 4)))
-case(mx.Max, "all", lambda a: a.max(), inputs(distinct(3, 4)))
-case(mx.Max, "axis, keepdims", lambda a: a.max(axis=-1, keepdims=True), inputs(distinct(2, 3, 4)))
+case(red.Max, "all", lambda a: a.max(), inputs(distinct(3, 4)))
+case(red.Max, "axis, keepdims", lambda a: a.max(axis=-1, keepdims=True), inputs(distinct(2, 3, 4)))
 
 # --- shapes ---------------------------------------------------------------------------------
 case(shp.Reshape, "plain", lambda a: a.reshape(4, 3), inputs(normal(2, 6)))
@@ -118,8 +116,8 @@ case(shp.GetItem, "bool mask", lambda a: a[np.array([True, False, True])], input
 case(shp.Cat, "axis 1", lambda a, b: ta.cat([a, b], axis=1), inputs(normal(2, 3), transposed(2, 4)))
 case(shp.Stack, "new axis 1", lambda a, b, c: ta.stack([a, b, c], axis=1), inputs(normal(2, 3), normal(2, 3), strided(2, 3)))
 case(shp.Unbind, "axis 1, some slices unused", lambda a: ta.unbind(a, axis=1)[::2], inputs(transposed(2, 5, 3)))
-case(wh.Where, "broadcast", lambda a, b: ta.where(np.array([True, False, True]), a, b), inputs(normal(2, 3), normal(2, 1)))
-case(wh.Where, "number branch", lambda a: ta.where(np.array([[True], [False]]), a, 0.0), inputs(normal(2, 3)))
+case(ew.Where, "broadcast", lambda a, b: ta.where(np.array([True, False, True]), a, b), inputs(normal(2, 3), normal(2, 1)))
+case(ew.Where, "number branch", lambda a: ta.where(np.array([[True], [False]]), a, 0.0), inputs(normal(2, 3)))
 case(shp.MaskedFill, "broadcast mask", lambda a: a.masked_fill(np.array([False, True, False]), -1.0), inputs(normal(2, 3)))
 
 # --- matmul, softmax, losses --------------------------------------------------------------------
@@ -133,35 +131,32 @@ case(nn_ops.Softmax, "last axis", lambda a: a.softmax(-1), inputs(normal(2, 3, 5
 case(nn_ops.Softmax, "axis 1, non-contiguous", lambda a: a.softmax(1), inputs(transposed(2, 4, 3)))
 case(nn_ops.Softmax, "mask with an empty row", lambda a: a.softmax(-1, mask=np.array([[True, False, True], [False, False, False]])),
      inputs(normal(2, 2, 3)))
-case(ls.LogSoftmax, "last axis", lambda a: a.log_softmax(-1), inputs(normal(3, 5)))
-case(ls.LogSoftmax, "axis 0", lambda a: a.log_softmax(0), inputs(strided(4, 3)))
+case(nn_ops.LogSoftmax, "last axis", lambda a: a.log_softmax(-1), inputs(normal(3, 5)))
+case(nn_ops.LogSoftmax, "axis 0", lambda a: a.log_softmax(0), inputs(strided(4, 3)))
 case(nn_ops.CrossEntropy, "(N, C)", lambda z: ta.cross_entropy(z, np.array([0, 3, 1, 3])), inputs(normal(4, 5)))
 case(nn_ops.CrossEntropy, "(B, T, C), ignore_index", lambda z: ta.cross_entropy(z, np.array([[1, 0, -1], [2, -1, -1]]), ignore_index=-1),
      inputs(normal(2, 3, 4)))
 
 # --- picking, padding, einsum (the ops tutorials reach for) ------------------------------------
-from tinyattn.autograd import ops_einsum as es  # noqa: E402
-from tinyattn.autograd import ops_select as sel  # noqa: E402
-from tinyattn.autograd import shaping  # noqa: E402
 
-case(sel.Gather, "dim 1, repeated picks, index narrower than x", lambda a: a.gather(1, np.array([[0, 0], [3, 1], [2, 2]])),
+case(shp.Gather, "dim 1, repeated picks, index narrower than x", lambda a: a.gather(1, np.array([[0, 0], [3, 1], [2, 2]])),
      inputs(transposed(3, 4)))
-case(sel.Gather, "topk's values (dim 0)", lambda a: ta.topk(a, 2, dim=0).values, inputs(distinct(4, 3)))
-case(sel.Gather, "max(dim) and min(dim): the gradient goes to the index", lambda a: (a.max(1).values, a.min(0, keepdim=True).values),
+case(shp.Gather, "topk's values (dim 0)", lambda a: ta.topk(a, 2, dim=0).values, inputs(distinct(4, 3)))
+case(shp.Gather, "max(dim) and min(dim): the gradient goes to the index", lambda a: (a.max(1).values, a.min(0, keepdim=True).values),
      inputs(distinct(3, 4)))
-case(sel.Cumsum, "dim 1, non-contiguous", lambda a: a.cumsum(1), inputs(strided(3, 4)))
-case(sel.Cumsum, "dim 0", lambda a: ta.cumsum(a, dim=0), inputs(normal(4, 2)))
-case(sel.Pad, "last two dims, one width negative", lambda a: ta.nn.functional.pad(a, (1, 2, -1, 1), value=0.5),
+case(shp.Cumsum, "dim 1, non-contiguous", lambda a: a.cumsum(1), inputs(strided(3, 4)))
+case(shp.Cumsum, "dim 0", lambda a: ta.cumsum(a, dim=0), inputs(normal(4, 2)))
+case(shp.Pad, "last two dims, one width negative", lambda a: ta.nn.functional.pad(a, (1, 2, -1, 1), value=0.5),
      inputs(transposed(2, 3, 4)))
-case(sel.Expand, "new leading dim and a size-1 dim", lambda a: a.expand(2, 3, -1), inputs(normal(1, 4)))
+case(shp.Expand, "new leading dim and a size-1 dim", lambda a: a.expand(2, 3, -1), inputs(normal(1, 4)))
 case(shp.Reshape, "repeat: an expand of every element, then a reshape", lambda a: a.repeat(2, 1, 3), inputs(transposed(2, 3)))
-case(es.Einsum, "batched matmul bij,bjk->bik", lambda a, b: ta.einsum("bij,bjk->bik", a, b), inputs(normal(2, 3, 4), transposed(2, 4, 5)))
-case(es.Einsum, "attention scores bhqd,bhkd->bhqk", lambda q, k: ta.einsum("bhqd,bhkd->bhqk", q, k),
+case(nn_ops.Einsum, "batched matmul bij,bjk->bik", lambda a, b: ta.einsum("bij,bjk->bik", a, b), inputs(normal(2, 3, 4), transposed(2, 4, 5)))
+case(nn_ops.Einsum, "attention scores bhqd,bhkd->bhqk", lambda q, k: ta.einsum("bhqd,bhkd->bhqk", q, k),
      inputs(normal(2, 2, 3, 4), strided(2, 2, 5, 4)))
-case(es.Einsum, "outer product i,j->ij", lambda u, v: ta.einsum("i,j->ij", u, v), inputs(normal(3), normal(4)))
-case(es.Einsum, "trace ii-> and a sum over a letter only one operand has", lambda a, b: (ta.einsum("ii->", a), ta.einsum("ij,k->k", b, a[0])),
+case(nn_ops.Einsum, "outer product i,j->ij", lambda u, v: ta.einsum("i,j->ij", u, v), inputs(normal(3), normal(4)))
+case(nn_ops.Einsum, "trace ii-> and a sum over a letter only one operand has", lambda a, b: (ta.einsum("ii->", a), ta.einsum("ij,k->k", b, a[0])),
      inputs(normal(3, 3), normal(2, 4)))
-case(es.Einsum, "three operands, implicit output", lambda a, b, c: ta.einsum("ij,jk,kl", a, b, c), inputs(normal(2, 3), normal(3, 4), normal(4, 2)))
+case(nn_ops.Einsum, "three operands, implicit output", lambda a, b, c: ta.einsum("ij,jk,kl", a, b, c), inputs(normal(2, 3), normal(3, 4), normal(4, 2)))
 
 # The composed tutorial ops, each listed under the Function that makes its output (kept away from
 # ties and kinks: at a tie the one-sided slopes differ, and test_tutorial_ops_parity.py checks
@@ -174,8 +169,8 @@ case(nn_ops.CrossEntropy, "reduction='none', label smoothing, ignore_index -100"
 case(nn_ops.CrossEntropy, "(N, C, d) as PyTorch, reduction='sum', label smoothing",
      lambda z: F.cross_entropy(z, np.array([[1, 0], [2, 2]]), reduction="sum", label_smoothing=0.1), inputs(normal(2, 3, 2)))
 case(shp.MaskedFill, "tril and triu (diagonal 1)", lambda a: (a.tril(), ta.triu(a, diagonal=1)), inputs(transposed(2, 3, 4)))
-case(shaping.Split, "split by sizes, chunk", lambda a: a.split([1, 3], dim=1) + a.chunk(2, dim=0), inputs(transposed(3, 4)))
-case(shaping.Split, "last axis, a piece unused", lambda a: a.split(2, -1)[1:], inputs(strided(2, 3, 5)))
+case(shp.Split, "split by sizes, chunk", lambda a: a.split([1, 3], dim=1) + a.chunk(2, dim=0), inputs(transposed(3, 4)))
+case(shp.Split, "last axis, a piece unused", lambda a: a.split(2, -1)[1:], inputs(strided(2, 3, 5)))
 case(ew.Cast, "flip two dims (a copy of the reversed view)", lambda a: a.flip((0, 2)), inputs(strided(2, 3, 4)))
 case(shp.GetItem, "one element: a 0-d view", lambda a: (a[1, 2], a[0][1]), inputs(transposed(3, 4)))
 
@@ -194,15 +189,15 @@ def _element_filled(a):
     return h
 
 
-case(sel.CopySlices, "column and element of a transposed input", _changed_through_views,
+case(inplace_rules.CopySlices, "column and element of a transposed input", _changed_through_views,
      inputs(transposed(3, 4), normal(2)))
-case(sel.CopySlices, "a 0-d element of a view filled", _element_filled, inputs(strided(3, 3)))
+case(inplace_rules.CopySlices, "a 0-d element of a view filled", _element_filled, inputs(strided(3, 3)))
 case(shp.Reshape, "squeeze, flatten, unflatten, contiguous", lambda a: (a.reshape(1, 3, 1, 4).squeeze(), a.flatten(),
      a.unflatten(1, (2, 2)), a.contiguous()), inputs(transposed(3, 4)))
-case(wh.Where, "maximum and minimum, broadcast", lambda a, b: (ta.maximum(a, b), b.minimum(a)), inputs(distinct(3, 4), normal(4)))
-case(wh.Where, "clamp by numbers and by a tensor", lambda a, lo: (a.clamp(-0.25, 0.45), ta.clip(a, min=lo)),
+case(ew.Where, "maximum and minimum, broadcast", lambda a, b: (ta.maximum(a, b), b.minimum(a)), inputs(distinct(3, 4), normal(4)))
+case(ew.Where, "clamp by numbers and by a tensor", lambda a, lo: (a.clamp(-0.25, 0.45), ta.clip(a, min=lo)),
      inputs(distinct(3, 4), lambda rng: leaf(np.array([0.05, 0.37, 0.8, 0.5]))))
-case(wh.Where, "norm (2), leaky_relu, elu, softplus", lambda a: (a.norm(dim=1), F.leaky_relu(a, 0.1), F.elu(a * 2), F.softplus(a * 4, 2.0, 3.0)),
+case(ew.Where, "norm (2), leaky_relu, elu, softplus", lambda a: (a.norm(dim=1), F.leaky_relu(a, 0.1), F.elu(a * 2), F.softplus(a * 4, 2.0, 3.0)),
      inputs(away_from_zero(3, 4)))
 case(red.Sum, "norm p=1 and p=3", lambda a: (a.norm(1, dim=0), a.norm(3) ** 3.0), inputs(away_from_zero(3, 4)))
 case(ew.Div, "var over two dims", lambda a: a.var((0, 2)), inputs(strided(2, 3, 4)))
@@ -367,7 +362,7 @@ case(ew.Hardtanh, "hardtanh and relu6 off their kinks, transposed", lambda a: (F
 case(ew.Hardswish, "off the kinks at -3 and 3, strided", lambda a: F.hardswish(a),
      inputs(away_from((-3, 3), -5.0, 5.0, 3, 8, layout=lambda x: x[:, ::2])))
 case(ew.Mish, "transposed, large values", lambda a: F.mish(a * 4), inputs(transposed(3, 4)))
-case(wh.Where, "celu", lambda a: F.celu(a, alpha=0.7), inputs(away_from_zero(3, 4)))
+case(ew.Where, "celu", lambda a: F.celu(a, alpha=0.7), inputs(away_from_zero(3, 4)))
 case(ew.Div, "softsign", lambda a: F.softsign(a), inputs(away_from_zero(3, 4)))
 case(red.Mean, "std_mean: the mean", lambda a: ta.std_mean(a, 1, keepdim=True)[1], inputs(transposed(3, 4)))
 case(ew.Sqrt, "std_mean: the std, correction 0", lambda a: ta.std_mean(a, (0, 1), correction=0)[0], inputs(strided(3, 4)))

@@ -250,7 +250,7 @@ def test_a_freed_node_met_deep_in_a_second_graph_is_a_clear_error():
 
 
 def test_the_drawing_order_is_the_order_the_walk_visits():
-    from tinyattn.autograd.walk_order import reverse_topological_order
+    from tinyattn.autograd.engine import reverse_topological_order
 
     x = ta.tensor(np.ones(2), requires_grad=True)
     a = x.exp()

@@ -28,7 +28,7 @@ def test_function_gradchecks(function, name, fn, make_inputs):
     assert ta.gradcheck(fn, inputs)
 
 
-HEAVY = [c for c in CASES if c[0].__module__.endswith(("ops_nn", "ops_log_softmax"))]
+HEAVY = [c for c in CASES if c[0].__module__.endswith("rules_nn")]
 
 
 @pytest.mark.numpy_backend

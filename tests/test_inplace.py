@@ -1,5 +1,5 @@
 """In-place ops with PyTorch's meaning (tinyattn/autograd/inplace.py) and the version counter that
-makes backward refuse an array changed since forward (tinyattn/autograd/versions.py)."""
+makes backward refuse an array changed since forward (tinyattn/autograd/inplace.py)."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,5 @@
 """Every tinyattn/...py file that exercises, notebooks, docs and the README point a reader to exists,
-and a name said to be in it ("class Softmax in tinyattn/autograd/ops_nn.py") is defined there."""
+and a name said to be in it ("class Softmax in tinyattn/autograd/rules_nn.py") is defined there."""
 import re
 from pathlib import Path
 

@@ -16,17 +16,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes, arrays, mutually_broadcastable_shapes
 
 import tinyattn as ta
+from tinyattn.autograd import inplace as inplace_rules
+from tinyattn.autograd import rules_elementwise as ew
+from tinyattn.autograd import rules_nn as nn_ops
+from tinyattn.autograd import rules_reduce as red
+from tinyattn.autograd import rules_shape as shp
 import tinyattn.nn.functional as F
-from tinyattn.autograd import ops_einsum as es
-from tinyattn.autograd import ops_elementwise as ew
-from tinyattn.autograd import ops_log_softmax as lsm
-from tinyattn.autograd import ops_max as mx
-from tinyattn.autograd import ops_nn as nn_ops
-from tinyattn.autograd import ops_reduce as red
-from tinyattn.autograd import ops_select as sel
-from tinyattn.autograd import ops_shape as shp
-from tinyattn.autograd import ops_where as wh
-from tinyattn.autograd import shaping
 from tinyattn.nn import embedding, gelu, layer_norm, losses, linear as lin
 from tinyattn.nn.fused import additive_attention_node as aa
 from tinyattn.nn.fused import attentive_decoder as ad
@@ -344,7 +339,7 @@ def _changed_through_views(a, b):
     return h
 
 
-row(sel.CopySlices, "a column and an element changed in place", _changed_through_views, _changed_through_views,
+row(inplace_rules.CopySlices, "a column and an element changed in place", _changed_through_views, _changed_through_views,
     lambda dtype: st.tuples(array(dtype, shape=(3, 4)), array(dtype, shape=(2,))))
 
 
@@ -353,7 +348,7 @@ row(red.Sum, "sum()", lambda a: a.sum(), lambda a: a.sum(), one())
 row(red.Sum, "sum(dim, keepdim)", lambda a, d, k: a.sum(d, keepdim=k), lambda a, d, k: a.sum(d, keepdim=k), with_dim())
 row(red.Mean, "mean()", lambda a: a.mean(), lambda a: a.mean(), one())
 row(red.Mean, "mean(dim, keepdim)", lambda a, d, k: a.mean(d, keepdim=k), lambda a, d, k: a.mean(d, keepdim=k), with_dim())
-row(mx.Max, "max() (ties share)", lambda a: a.max(), lambda a: a.max(), one())
+row(red.Max, "max() (ties share)", lambda a: a.max(), lambda a: a.max(), one())
 row(ew.Neg, "min() (ties share)", lambda a: a.min(), lambda a: a.min(), one())
 # No NaN: with one NaN entry torch's p-norm gradient is NaN everywhere, tinyattn's only where x is
 # NaN or the upstream is (docs/API.md, Differences from PyTorch).
@@ -362,7 +357,7 @@ row(red.Sum, "norm p=1, 3 (no zero)", lambda a, d, k: (a.norm(1, dim=d, keepdim=
     with_dim(extremes=tuple(v for v in NO_ZERO if v == v)))
 row(red.Sum, "norm p=1, 3 at zero", lambda a, d: (a.norm(1), a.norm(3, dim=d)), lambda a, d: (a.norm(1), a.norm(3, dim=d)),
     zeros_somewhere)
-row(wh.Where, "norm p=2", lambda a, d, k: (a.norm(), a.norm(dim=d, keepdim=k)), lambda a, d, k: (a.norm(), a.norm(dim=d, keepdim=k)),
+row(ew.Where, "norm p=2", lambda a, d, k: (a.norm(), a.norm(dim=d, keepdim=k)), lambda a, d, k: (a.norm(), a.norm(dim=d, keepdim=k)),
     with_dim())
 # var and std of a row holding an infinity: torch's gradient is -inf/+inf beside the NaN at it, tinyattn's
 # (composed of mean, sub, mul) NaN on the whole row; both are meaningless, so infinities are left out.
@@ -399,31 +394,31 @@ def condition_first(strategy):
     return lambda dtype: strategy(dtype).map(lambda t: (np.asarray(t[0] > 0),) + tuple(t[1:]))
 
 
-row(wh.Where, "where(cond, a, b)", lambda c, a, b: ta.where(c, a, b), lambda c, a, b: torch.where(c, a, b),
+row(ew.Where, "where(cond, a, b)", lambda c, a, b: ta.where(c, a, b), lambda c, a, b: torch.where(c, a, b),
     condition_first(broadcast(3)))
-row(wh.Where, "where(cond, -inf, a)", lambda c, a: ta.where(c, -INF, a), lambda c, a: torch.where(c, -INF, a),
+row(ew.Where, "where(cond, -inf, a)", lambda c, a: ta.where(c, -INF, a), lambda c, a: torch.where(c, -INF, a),
     condition_first(broadcast(2)))
-row(wh.Where, "maximum, minimum (no NaN)", lambda a, b: (ta.maximum(a, b), ta.minimum(a, b)),
+row(ew.Where, "maximum, minimum (no NaN)", lambda a, b: (ta.maximum(a, b), ta.minimum(a, b)),
     lambda a, b: (torch.maximum(a, b), torch.minimum(a, b)), broadcast(extremes=NO_NAN))
-row(wh.Where, "maximum, minimum with NaN", lambda a, b: (ta.maximum(a, b), ta.minimum(a, b)),
+row(ew.Where, "maximum, minimum with NaN", lambda a, b: (ta.maximum(a, b), ta.minimum(a, b)),
     lambda a, b: (torch.maximum(a, b), torch.minimum(a, b)), broadcast(extremes=(NAN,)))
-row(wh.Where, "clamp(numbers) (no NaN)", lambda a: (a.clamp(-1.0, 1.0), a.clamp(min=0.5)), lambda a: (a.clamp(-1.0, 1.0), a.clamp(min=0.5)),
+row(ew.Where, "clamp(numbers) (no NaN)", lambda a: (a.clamp(-1.0, 1.0), a.clamp(min=0.5)), lambda a: (a.clamp(-1.0, 1.0), a.clamp(min=0.5)),
     one(extremes=NO_NAN))
-row(wh.Where, "clamp(numbers) at NaN", lambda a: a.clamp(-1.0, 1.0), lambda a: a.clamp(-1.0, 1.0),
+row(ew.Where, "clamp(numbers) at NaN", lambda a: a.clamp(-1.0, 1.0), lambda a: a.clamp(-1.0, 1.0),
     one(extremes=(NAN,)))
 # Bounds never equal: where min == max torch's clamp gives no input a gradient (nobody "won"),
 # tinyattn gives it to min (docs/API.md, Differences from PyTorch).
-row(wh.Where, "clip(tensor, tensor) (no NaN)", lambda a, lo, hi: ta.clip(a, lo, hi), lambda a, lo, hi: torch.clip(a, lo, hi),
+row(ew.Where, "clip(tensor, tensor) (no NaN)", lambda a, lo, hi: ta.clip(a, lo, hi), lambda a, lo, hi: torch.clip(a, lo, hi),
     lambda dtype: bounds(dtype).filter(lambda args: not np.any(args[1] == args[2])))
-row(wh.Where, "leaky_relu, softplus", lambda a: (F.leaky_relu(a, 0.1), F.softplus(a, 2.0, 3.0)),
+row(ew.Where, "leaky_relu, softplus", lambda a: (F.leaky_relu(a, 0.1), F.softplus(a, 2.0, 3.0)),
     lambda a: (TF.leaky_relu(a, 0.1), TF.softplus(a, 2.0, 3.0)), one())
-row(wh.Where, "elu (no NaN)", lambda a: F.elu(a, 0.7), lambda a: TF.elu(a, 0.7), one(extremes=NO_NAN))
-row(wh.Where, "elu at NaN", lambda a: F.elu(a), lambda a: TF.elu(a), one(extremes=(NAN,)))
+row(ew.Where, "elu (no NaN)", lambda a: F.elu(a, 0.7), lambda a: TF.elu(a, 0.7), one(extremes=NO_NAN))
+row(ew.Where, "elu at NaN", lambda a: F.elu(a), lambda a: TF.elu(a), one(extremes=(NAN,)))
 
 # --- matmul, softmax, losses --------------------------------------------------------------------
 row(nn_ops.MatMul, "a @ b", lambda a, b: a @ b, lambda a, b: a @ b, matmul_pair)
 row(nn_ops.Softmax, "softmax(dim)", lambda a, d, k: a.softmax(d), lambda a, d, k: a.softmax(d), with_dim())
-row(lsm.LogSoftmax, "log_softmax(dim)", lambda a, d, k: a.log_softmax(d), lambda a, d, k: a.log_softmax(d), with_dim())
+row(nn_ops.LogSoftmax, "log_softmax(dim)", lambda a, d, k: a.log_softmax(d), lambda a, d, k: a.log_softmax(d), with_dim())
 row(nn_ops.CrossEntropy, "F.cross_entropy (N, C), ignore -100, smoothing",
     lambda z, t, s: F.cross_entropy(z, t, label_smoothing=s), lambda z, t, s: TF.cross_entropy(z, t, label_smoothing=s), class_logits)
 row(nn_ops.CrossEntropy, "F.cross_entropy reduction='none'", lambda z, t, s: F.cross_entropy(z, t, reduction="none"),
@@ -441,22 +436,22 @@ row(losses.BinaryCrossEntropy, "binary_cross_entropy, soft targets",
     lambda p, t: TF.binary_cross_entropy(p, t.detach(), reduction="none"), probabilities)
 
 # --- picking, padding, einsum -------------------------------------------------------------------
-row(sel.Gather, "gather(dim, index)", lambda a, d, i: a.gather(d, i), lambda a, d, i: a.gather(d, i), gather_index)
-row(sel.Gather, "topk(k, dim), distinct values", lambda a, d: tuple(a.topk(1, dim=d)), lambda a, d: tuple(a.topk(1, dim=d)), distinct)
-row(sel.Gather, "topk with NaN", lambda a: tuple(a.topk(2)), lambda a: tuple(a.topk(2)),
+row(shp.Gather, "gather(dim, index)", lambda a, d, i: a.gather(d, i), lambda a, d, i: a.gather(d, i), gather_index)
+row(shp.Gather, "topk(k, dim), distinct values", lambda a, d: tuple(a.topk(1, dim=d)), lambda a, d: tuple(a.topk(1, dim=d)), distinct)
+row(shp.Gather, "topk with NaN", lambda a: tuple(a.topk(2)), lambda a: tuple(a.topk(2)),
     lambda dtype: one(min_dims=1, min_side=2, extremes=(NAN,))(dtype).map(_without_ties))
-row(sel.Gather, "max(dim), min(dim, keepdim)", lambda a, d, k: tuple(a.max(d)) + tuple(a.min(d, keepdim=k)),
+row(shp.Gather, "max(dim), min(dim, keepdim)", lambda a, d, k: tuple(a.max(d)) + tuple(a.min(d, keepdim=k)),
     lambda a, d, k: tuple(a.max(d)) + tuple(a.min(d, keepdim=k)), with_dim(min_side=1))
-row(sel.Cumsum, "cumsum(dim)", lambda a, d, k: a.cumsum(d), lambda a, d, k: a.cumsum(d), with_dim())
-row(sel.Pad, "F.pad, negative widths", lambda a, p, v: F.pad(a, p, value=v), lambda a, p, v: TF.pad(a, p, value=v), padded)
-row(sel.Expand, "expand", lambda a, s: a.expand(s), lambda a, s: a.expand(s), expandable)
-row(es.Einsum, "einsum", lambda e, *xs: ta.einsum(e, *xs), lambda e, *xs: torch.einsum(e, *xs), einsum_operands)
+row(shp.Cumsum, "cumsum(dim)", lambda a, d, k: a.cumsum(d), lambda a, d, k: a.cumsum(d), with_dim())
+row(shp.Pad, "F.pad, negative widths", lambda a, p, v: F.pad(a, p, value=v), lambda a, p, v: TF.pad(a, p, value=v), padded)
+row(shp.Expand, "expand", lambda a, s: a.expand(s), lambda a, s: a.expand(s), expandable)
+row(nn_ops.Einsum, "einsum", lambda e, *xs: ta.einsum(e, *xs), lambda e, *xs: torch.einsum(e, *xs), einsum_operands)
 # einsum of float32 and int64 has no row: torch refuses mixed dtypes, tinyattn promotes (float32);
 # tests/test_trust_round5_values.py checks the dtype.
-row(shaping.Split, "split(size, dim)", lambda a, n, d: a.split(n, dim=d), lambda a, n, d: a.split(n, dim=d), split_sizes)
-row(shaping.Split, "chunk(n, dim), dim not empty", lambda a, n, d: a.chunk(n, dim=d), lambda a, n, d: a.chunk(n, dim=d),
+row(shp.Split, "split(size, dim)", lambda a, n, d: a.split(n, dim=d), lambda a, n, d: a.split(n, dim=d), split_sizes)
+row(shp.Split, "chunk(n, dim), dim not empty", lambda a, n, d: a.chunk(n, dim=d), lambda a, n, d: a.chunk(n, dim=d),
     lambda dtype: split_sizes(dtype, min_side=1))
-row(shaping.Split, "chunk(3) of an empty dim", lambda a: a.chunk(3, dim=1), lambda a: a.chunk(3, dim=1),
+row(shp.Split, "chunk(3) of an empty dim", lambda a: a.chunk(3, dim=1), lambda a: a.chunk(3, dim=1),
     lambda dtype: st.tuples(st.just(np.zeros((2, 0), dtype))))
 
 # --- layers ---------------------------------------------------------------------------------

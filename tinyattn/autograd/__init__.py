@@ -1,32 +1,27 @@
-"""The engine: Tensor, Function, the backward walk, no_grad, gradcheck, hooks and trace."""
-from .tensor import Tensor, tensor  # first: the op modules need Tensor defined
-from .spellings import explain_missing_names
-from .tensor_conveniences import matmul
-from .creation import full, full_like, ones, ones_like, zeros, zeros_like
-from .ranges import arange, eye
-from .rng import get_rng_state, manual_seed, set_rng_state
-from .sampling import multinomial, rand, randint, randn
-from .engine import backward
-from .errors import ShapeError
-from .function import Context, Function
-from .grad_mode import enable_grad, is_grad_enabled, no_grad
+"""The engine: Tensor, Function, the backward walk, no_grad, gradcheck, hooks and trace.
+
+Read it in this order: function.py (a differentiable step and its graph node), tensor.py (the
+array that remembers its history), engine.py (the walk backward), then the rules by kind
+(rules_elementwise.py, rules_reduce.py, rules_shape.py, rules_nn.py); inplace.py, dtypes.py,
+creation.py, trace.py, gradcheck.py and spellings.py answer one question each.
+"""
+from .tensor import Tensor, tensor  # first: the rule modules reach Tensor through it
+from .function import Context, Function, enable_grad, is_grad_enabled, no_grad
+from .creation import (arange, eye, full, full_like, get_rng_state, manual_seed, multinomial, ones, ones_like,
+                       rand, randint, randn, set_rng_state, zeros, zeros_like)
+from .dtypes import ShapeError
+from .engine import RemovableHandle, backward, reverse_topological_order
 from .gradcheck import GradcheckError, gradcheck
-from .hooks import RemovableHandle
-from .ops_nn import cross_entropy
-from .ops_shape import cat, stack, unbind
-from .ops_where import where
-from .tracing import NodeRecord, trace
-from .walk_order import reverse_topological_order
-from .compare import clamp, maximum, minimum
-from .ops_einsum import einsum
-from .ops_select import cumsum, gather, topk
-from .shaping import chunk, flatten, flip, repeat_interleave, split, squeeze, unflatten
-from .triangles import tril, triu
-from .statistics import logsumexp, std, std_mean, var
-from .functions import (abs, add, argmax, argmin, div, exp, log, log_softmax, logical_and,  # noqa: A004
-                        logical_not, logical_or, masked_fill, max, mean, min, mul, neg, norm, permute, pow,
-                        relu, reshape, sigmoid, softmax, sqrt, sub, sum, tanh, transpose, unsqueeze)
-from .tensor_math import (acosh, asinh, atanh, ceil, cos, cosh, exp2, floor, lerp, log2, round, rsqrt,  # noqa: A004
-                          sign, sin, sinh, tan, trunc)
+from .trace import NodeRecord, trace
+from .rules_elementwise import where
+from .rules_reduce import clamp, logsumexp, maximum, minimum, std, std_mean, var
+from .rules_shape import (cat, chunk, cumsum, flatten, flip, gather, repeat_interleave, split, squeeze, stack,
+                          topk, tril, triu, unbind, unflatten)
+from .rules_nn import cross_entropy, einsum
+from .spellings import (abs, acosh, add, argmax, argmin, asinh, atanh, ceil, cos, cosh, div, exp, exp2,  # noqa: A004
+                        explain_missing_names, floor, lerp, log, log2, log_softmax, logical_and, logical_not,
+                        logical_or, masked_fill, matmul, max, mean, min, mul, neg, norm, permute, pow, relu,
+                        reshape, round, rsqrt, sigmoid, sign, sin, sinh, softmax, sqrt, sub, sum, tan, tanh,
+                        transpose, trunc, unsqueeze)
 
 explain_missing_names(Tensor)  # x.amax says what to write instead (spellings.py)

@@ -5,11 +5,20 @@ A Function's `forward(ctx, *arrays)` computes numpy arrays from numpy arrays; it
 (the vector-Jacobian product). `MyFn.apply(*args)` unwraps Tensors, runs forward, and, when a
 gradient is wanted, records a graph node: the `ctx` object itself, which remembers the inputs
 and whatever forward saved. The backward walk (engine.py) visits these nodes in reverse.
+
+Also here: grad mode (`no_grad`, per thread), which decides whether apply records a node, and
+the clock that numbers nodes and in-place changes in one order (`tick`).
 """
+import functools
+import itertools
+import threading
+
 import numpy as np
 
-from .grad_mode import _grad_mode
-from .versions import tick
+from . import tensor as _tensor
+
+
+tick = itertools.count(1).__next__  # the clock: node creation numbers and in-place changes (inplace.py)
 
 
 class Context:
@@ -26,16 +35,16 @@ class Context:
       n_outputs        how many (1 otherwise)
       output_meta      (shape, dtype) of each output, to stand in zeros for an unused output
     and, only when asked for:
-      hooks            {output index: {key: fn}}: hooks of the outputs (hooks.py)
+      hooks            {output index: {key: fn}}: hooks of the outputs (engine.py)
       last_grads       each output's gradient in the last backward(retain_graph=True)
-      changed_outputs  in-place changes made to its outputs' memory since (versions.py)
+      changed_outputs  in-place changes made to its outputs' memory since (inplace.py)
     A single output's shape is not kept here: its Tensor and its gradient have it.
     """
 
     freed = False
     hooks = None
     _saved = ()
-    changed_outputs = ()  # ((array, counter),) of in-place changes of its outputs' memory (versions.py)
+    changed_outputs = ()  # ((array, counter),) of in-place changes of its outputs' memory (inplace.py)
     last_grads = None
     n_outputs = 1
     output_meta = None
@@ -93,7 +102,7 @@ class Function:
         needs = []           # one bool per argument: a Tensor that requires grad?
         float_dtype = None   # the one floating dtype this op's Tensor arguments may share
         for arg in args:
-            if isinstance(arg, Tensor):
+            if isinstance(arg, _tensor.Tensor):
                 data = arg.data
                 dtype = data.dtype
                 if dtype is not float_dtype and dtype.kind == "f":
@@ -117,11 +126,11 @@ class Function:
         result = cls.forward(ctx, *arrays)
         if record:
             ctx.fn = cls
-            ctx._created = tick()  # one clock with in-place changes (versions.py)
+            ctx._created = tick()  # one clock with in-place changes (inplace.py)
             ctx.args = args  # the call's own tuple: no new object to make
         if isinstance(result, (tuple, list)):
             return _multiple_outputs(ctx, result, record)
-        output = wrap(result)
+        output = _tensor.wrap(result)
         if record and output.data.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
             output.requires_grad = True
             output._ctx = ctx
@@ -130,7 +139,7 @@ class Function:
 
 def _multiple_outputs(ctx, result, record):
     """apply's end for a forward that returned several arrays: one Tensor each, on one node."""
-    outputs = tuple(wrap(array) for array in result)
+    outputs = tuple(_tensor.wrap(array) for array in result)
     if record:
         ctx.n_outputs = len(outputs)
         ctx.output_meta = tuple((o.data.shape, o.data.dtype) for o in outputs)
@@ -147,4 +156,66 @@ def zeros_for_output(shape, dtype):
     return np.broadcast_to(np.zeros((), dtype), shape)
 
 
-from .tensor import Tensor, wrap  # noqa: E402  (tensor.py imports the ops, which import us)
+# --------------------------------------------------------------------------------------------------
+# Grad mode: whether ops record the graph. `with ta.no_grad():` turns it off for a block.
+#
+# It is kept per thread, as in PyTorch: a `no_grad()` block in one thread leaves the others
+# recording, and every new thread starts with grad mode on.
+# --------------------------------------------------------------------------------------------------
+
+class _GradMode(threading.local):
+    enabled = True  # each thread starts here; an assignment holds for its own thread only
+
+
+_grad_mode = _GradMode()
+
+
+def is_grad_enabled():
+    """True unless inside `no_grad()` (in this thread)."""
+    return _grad_mode.enabled
+
+
+class no_grad:
+    """Build no graph inside this block or decorated function: for inference and updates.
+
+    `with ta.no_grad():`, `@ta.no_grad()` and `@ta.no_grad` all work, nested or recursive:
+    each entry remembers the state it found on a stack and each exit restores it. A decorated
+    function enters a fresh block per call, as PyTorch's: threads calling it at once each get
+    their own saved state back.
+    """
+
+    enabled = False  # what the block sets
+
+    def __init__(self, function=None):
+        self._previous = []
+        self._function = function
+        if function is not None:
+            functools.update_wrapper(self, function)
+
+    def __enter__(self):
+        self._previous.append(_grad_mode.enabled)
+        _grad_mode.enabled = self.enabled
+        return self
+
+    def __exit__(self, *exc):
+        _grad_mode.enabled = self._previous.pop()
+        return False
+
+    def __call__(self, *args, **kwargs):
+        if self._function is not None:  # used bare: @ta.no_grad
+            with type(self)():
+                return self._function(*args, **kwargs)
+        (function,) = args  # used with parentheses: @ta.no_grad()
+        return type(self)(function)
+
+    def __get__(self, instance, owner=None):
+        """On a method, bind like a function does: model.predict(x) passes model as self."""
+        if instance is None or self._function is None:
+            return self
+        return functools.partial(self.__call__, instance)
+
+
+class enable_grad(no_grad):
+    """Build the graph again inside a `no_grad()` block."""
+
+    enabled = True

@@ -11,7 +11,7 @@ numeric Jacobian column, so all outputs are checked from the same perturbations.
 import numpy as np
 
 from .engine import backward
-from .grad_mode import enable_grad, no_grad
+from .function import enable_grad, no_grad
 from .tensor import Tensor
 
 

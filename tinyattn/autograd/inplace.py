@@ -13,20 +13,20 @@ Three cases, as in PyTorch:
    the result is written into the array, and the tensor's history becomes the new node. Nodes
    that used the tensor before still reach its old history (`_earlier`, as_used_by below).
    A change of a view (x[0], x.T, x[1, 2]) is one of the tensor it views, as in PyTorch: that
-   tensor's history becomes CopySlices (ops_select.py) and the view's a view of the new history;
+   tensor's history becomes CopySlices (below) and the view's a view of the new history;
    other views of it, taken before, are renewed when backward reaches them (refresh_views).
-Every change adds one to `x._version` (versions.py): a node that saved the old array for its
-backward then raises instead of giving a wrong gradient.
+Every change adds one to `x._version` (the version counters, below): a node that saved the old
+array for its backward then raises instead of giving a wrong gradient (check_saved, at the end).
 """
 import numbers
+import weakref
 
 import numpy as np
 
-from . import hooks as _hooks, versions
-from .errors import ShapeError
-from .grad_mode import enable_grad, is_grad_enabled
-from .index_order import integers_first
-from .rng import generator as _tinyattn_generator
+from . import creation, engine
+from . import tensor as _tensor
+from .dtypes import ShapeError
+from .function import Function, enable_grad, is_grad_enabled, tick
 
 
 class InPlaceOps:
@@ -35,7 +35,7 @@ class InPlaceOps:
     @property
     def _version(self):
         """How many in-place changes this tensor's memory has seen (shared with its views)."""
-        return versions.version(self)
+        return version(self)
 
     def _change_in_place(self, op, out_of_place, *others):
         """Make self equal out_of_place(self), writing into self's array (module docstring);
@@ -58,7 +58,7 @@ class InPlaceOps:
                 "operation by an out-of-place one, or take the piece by indexing (x[0] for unbind(x)[0])")
         root = shared.root() if shared is not None else None
         positions = _positions_in(self.data, root.data) if root is not None and root is not self else None
-        stamp = versions.tick()  # before the new nodes: views whose history is older are stale
+        stamp = tick()  # before the new nodes: views whose history is older are stale
         if positions is None:  # self is no view, or its base is gone: self's own history changes
             result = _write(op, self, out_of_place(_with_history_of(self)))
             if result._ctx is not None:
@@ -71,13 +71,13 @@ class InPlaceOps:
                     "of place (ta.where, masked_fill, ta.cat)")
             earlier_root = _with_history_of(root)
             index = np.unravel_index(positions, root.shape)
-            result = _write(op, self, out_of_place(_tensor._shape.GetItem.apply(earlier_root, index)))
+            result = _write(op, self, out_of_place(_tensor.rules_shape.GetItem.apply(earlier_root, index)))
             if result._ctx is not None:  # root = its old values with self's elements replaced
-                _take_history(root, _tensor._select.CopySlices.apply(earlier_root, result, positions))
-                _take_history(self, _tensor._shape.GetItem.apply(root, index))
+                _take_history(root, CopySlices.apply(earlier_root, result, positions))
+                _take_history(self, _tensor.rules_shape.GetItem.apply(root, index))
         if shared is not None and result._ctx is not None:  # views older than stamp miss the change
             shared.rewrites += ((stamp, self.data),)
-            versions.last_rewrite = stamp
+            _note_rewrite(stamp)
         return self
 
     # --- arithmetic ---------------------------------------------------------------------------
@@ -139,12 +139,12 @@ class InPlaceOps:
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         """Fill with draws from N(mean, std^2), from tinyattn's generator (ta.manual_seed) or `generator`."""
-        draws = (generator or _tinyattn_generator()).normal(mean, std, self.shape)
+        draws = (generator or creation.generator()).normal(mean, std, self.shape)
         return self.copy_(_tensor.wrap(draws.astype(self.dtype)))
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
         """Fill with draws from U(a, b), from tinyattn's generator (ta.manual_seed) or `generator`."""
-        draws = (generator or _tinyattn_generator()).uniform(a, b, self.shape)
+        draws = (generator or creation.generator()).uniform(a, b, self.shape)
         return self.copy_(_tensor.wrap(draws.astype(self.dtype)))
 
     # --- assignment to an index ----------------------------------------------------------------
@@ -159,7 +159,7 @@ class InPlaceOps:
                 "or change a view of it in place (x[0].copy_(value), recorded as PyTorch's)")
         value = value.data if isinstance(value, _tensor.Tensor) else value
         index = _tensor._raw_index(index)
-        two_steps = integers_first(index)  # write where self[index] reads: PyTorch's order, not numpy's
+        two_steps = _tensor.integers_first(index)  # write where self[index] reads: PyTorch's order, not numpy's
         target, index = (self.data, index) if two_steps is None else (self.data[two_steps[0]], two_steps[1])
         picked = target[index]  # a view for slices and integers: it must not repeat an element (expand)
         _refuse_unwritable("x[index] = value", picked if np.may_share_memory(picked, target) else target[...])
@@ -168,7 +168,26 @@ class InPlaceOps:
         except ValueError:
             raise ShapeError(f"x[index] = value: a value of shape {np.shape(value)} does not broadcast to "
                              f"the {np.shape(picked)} elements x[index] picks in x of shape {self.shape}") from None
-        versions.bump(self)
+        bump(self)
+
+
+class CopySlices(Function):
+    """y = base with the elements at flat (row-major) `positions` replaced by `value`: an in-place
+    change through a view, as the view's base sees it (PyTorch's CopySlices, inplace.py);
+    dL/dbase = g with those elements 0 (they were overwritten), dL/dvalue = g at those elements."""
+
+    @staticmethod
+    def forward(ctx, base, value, positions):
+        ctx.positions = positions
+        y = base.copy()  # row-major, so reshape(-1) is a view of it
+        y.reshape(-1)[positions] = value
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        g_base = g.copy()
+        g_base.reshape(-1)[ctx.positions] = 0
+        return g_base, np.asarray(g.reshape(-1)[ctx.positions]), None
 
 
 def scaled(op, other, alpha):
@@ -183,7 +202,7 @@ def _replaced(x, value):
     """A tensor of x's shape holding `value` everywhere, on the graph: g flows to value, not to x."""
     everywhere = np.ones(x.shape, dtype=bool)
     if isinstance(value, _tensor.Tensor):
-        return _tensor._where.Where.apply(everywhere, value, x)
+        return _tensor.rules_elementwise.Where.apply(everywhere, value, x)
     return x.masked_fill(everywhere, value)
 
 
@@ -208,7 +227,7 @@ def _write(op, tensor, result):
         raise RuntimeError(f"{op}: result type {result.dtype} can't be cast to the desired output type "
                            f"{tensor.dtype}; convert first (x = x.float())")
     np.copyto(tensor.data, result.data, casting="same_kind")
-    versions.bump(tensor)
+    bump(tensor)
     return result
 
 
@@ -218,7 +237,7 @@ def _take_history(tensor, made):
     tensor._earlier = _with_history_of(tensor, values=False)
     old_node, old_index = tensor._ctx, tensor._out_index
     tensor._ctx, tensor._out_index, tensor.requires_grad = made._ctx, made._out_index, True
-    _hooks.follow_in_place_change(tensor, old_node, old_index)
+    engine.follow_in_place_change(tensor, old_node, old_index)
 
 
 def _with_history_of(tensor, values=True):
@@ -280,7 +299,7 @@ def refresh_views(node):
                 "was changed in place through another view, and the tensor it views is gone (or holds other "
                 "memory now). Take the view again after the change (v = x[0] after x[0:2].mul_(...))")
         with enable_grad():
-            fresh = _tensor._shape.GetItem.apply(as_used_by(root, node), np.unravel_index(positions, root.shape))
+            fresh = _tensor.rules_shape.GetItem.apply(as_used_by(root, node), np.unravel_index(positions, root.shape))
         if fresh._ctx is not None:  # numbered just before node (and apart from its other arguments): visited next
             fresh._ctx._created = node._created - 1 / (position + 2)
             args[position] = fresh
@@ -296,4 +315,104 @@ def as_used_by(tensor, node):
     return tensor
 
 
-from . import tensor as _tensor  # noqa: E402  (tensor.py imports this module before it defines Tensor)
+# --------------------------------------------------------------------------------------------------
+# Version counters: how backward finds out that an array it needs was changed in place.
+#
+# Every in-place change of a tensor (`x += 1`, `x.mul_(2)`, an optimiser step) adds one to
+# `x._version`. A view of a tensor (x[0], x.reshape(...), x.T, x.detach()) shares its memory, so
+# it shares its counter too: changing either counts for both, as in PyTorch.
+#
+# Graph nodes and in-place changes are stamped from one clock (`tick`), so backward can tell, at
+# each node, whether a tensor whose array the node saved (Mul keeps a and b, Exp keeps its output)
+# changed after the node was made; the gradient would then be silently wrong, so backward raises
+# PyTorch's error instead (check_saved, below). The node's arguments it holds already; a change of the node's own output
+# (or of a view of it) is written onto the node by the change itself (`producer` below). Only a
+# view pays on every op (share_with_view); the rest falls on the rare in-place change.
+# --------------------------------------------------------------------------------------------------
+
+last_change = 0  # the stamp of the latest in-place change anywhere (the walk skips checks before it)
+last_rewrite = 0  # the stamp of the latest recorded change of memory that views share (check_saved)
+
+
+def _note_rewrite(stamp):
+    global last_rewrite
+    last_rewrite = stamp
+
+
+class VersionCounter:
+    """One count of in-place changes, shared by a tensor and its views."""
+
+    __slots__ = ("count", "changed_at", "shared", "producer", "root", "rewrites")
+
+    def __init__(self, producer, root):
+        self.count = 0
+        self.changed_at = 0  # the clock's stamp of the last change
+        self.shared = False  # True once a view shares it
+        self.producer = producer  # the node that made this memory's tensor (None for a leaf)
+        self.root = weakref.ref(root)  # the tensor the views were taken from (inplace.py)
+        self.rewrites = ()  # ((stamp, array changed),) of the changes recorded in the graph while shared
+
+
+def counter(tensor):
+    """The tensor's counter, made on first need (most tensors never change and never need one)."""
+    if tensor._versions is None:
+        tensor._versions = VersionCounter(tensor._ctx, tensor)
+    return tensor._versions
+
+
+def version(tensor):
+    """How many in-place changes the tensor's memory has seen (PyTorch's x._version)."""
+    return 0 if tensor._versions is None else tensor._versions.count
+
+
+def bump(tensor):
+    """Count one in-place change of `tensor`'s memory, stamped with the clock."""
+    global last_change
+    changed = counter(tensor)
+    changed.count += 1
+    changed.changed_at = last_change = tick()
+    producer = changed.producer
+    if producer is not None and not producer.freed:  # it may have saved this output for backward
+        producer.changed_outputs += ((tensor.data, changed),)
+
+
+def share_with_view(view, base):
+    """Give `view` the counter of `base` when its array reads base's memory (a view, or the
+    very same array, as detach() hands on)."""
+    owner = view.data.base  # numpy points a view's base at the array that owns the memory
+    if view is not base and (view.data is base.data or
+                             owner is not None and (owner is base.data or owner is base.data.base)):
+        shared = view._versions = counter(base)
+        shared.shared = True
+    return view
+
+
+# --------------------------------------------------------------------------------------------------
+# Backward's check that an array a node saved was not changed in place after the node was made:
+# the gradient would be silently wrong, so it raises PyTorch's error instead. The walk (engine.py)
+# asks only when some in-place change happened since the node was made (last_change).
+# It also points a node at a fresh history for a view whose base changed since (inplace.py).
+# --------------------------------------------------------------------------------------------------
+
+def check_saved(node):
+    """Raise PyTorch's error if an array `node` saved for backward was changed in place after the
+    node was made (engine.py asks only when some change happened since then)."""
+    saved = [array for array in node._saved if isinstance(array, np.ndarray)]
+    for position, arg in enumerate(node.args):
+        shared = getattr(arg, "_versions", None)
+        if shared is not None and shared.changed_at > node._created and any(
+                np.may_share_memory(a, arg.data) for a in saved):  # the array itself or a view of it
+            _raise_changed(node, f"argument {position}", arg.data, shared)
+    for array, shared in node.changed_outputs:
+        if any(np.may_share_memory(a, array) for a in saved):
+            _raise_changed(node, "its output", array, shared)
+    refresh_views(node)
+
+
+def _raise_changed(node, what, array, shared):
+    raise RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: the {array.dtype} tensor of shape {tuple(array.shape)} that is {what} of "
+        f"{node.fn.__name__} is at version {shared.count}, changed after {node.fn.__name__} saved it "
+        "for backward. Hint: change a copy (y = x.clone(); y += ...), write the change out of place "
+        "(x = x + ...), or make it after backward")

@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
-from ..autograd.ops_select import largest_first
+from ..autograd.function import no_grad
+from ..autograd.rules_shape import largest_first
 from ..ops.reference import log_softmax
 
 

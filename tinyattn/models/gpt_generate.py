@@ -13,9 +13,9 @@ giving the same tokens in every case, learned positions or rope.
 """
 import numpy as np
 
-from ..autograd.rng import generator
-from ..autograd.sampling import multinomial
-from ..autograd.grad_mode import no_grad
+from ..autograd.creation import generator
+from ..autograd.creation import multinomial
+from ..autograd.function import no_grad
 from ..autograd.tensor import Tensor
 from ..nn.kv_cache import KVCache  # the one cache, the Transformer translator's too
 

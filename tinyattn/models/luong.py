@@ -20,8 +20,8 @@ attentional state, so training runs the steps one by one (no fused node).
 """
 import numpy as np
 
-from ..autograd.ops_nn import cross_entropy
-from ..autograd.ops_shape import cat, stack
+from ..autograd.rules_nn import cross_entropy
+from ..autograd.rules_shape import cat, stack
 from ..autograd.creation import zeros
 from ..nn.attention import Attention
 from ..nn.embedding import Embedding

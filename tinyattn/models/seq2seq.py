@@ -12,9 +12,9 @@ pass through the encoder's final state), which is the baseline the translation d
 """
 import numpy as np
 
-from ..autograd.ops_shape import cat, stack, unbind
+from ..autograd.rules_shape import cat, stack, unbind
 from ..autograd.tensor import wrap
-from ..autograd.ops_nn import cross_entropy
+from ..autograd.rules_nn import cross_entropy
 from ..nn.attention import Attention
 from ..nn.fused.attentive_decoder import AttentiveGRUDecoder
 from ..nn.fused.switch import is_fused

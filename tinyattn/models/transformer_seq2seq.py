@@ -22,7 +22,7 @@ cross-attention, averaged over its heads.
 """
 import numpy as np
 
-from ..autograd.ops_nn import cross_entropy
+from ..autograd.rules_nn import cross_entropy
 from ..nn.attention import PositionalEncoding
 from ..nn.embedding import Embedding
 from ..nn.kv_cache import KVCache

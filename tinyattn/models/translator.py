@@ -10,7 +10,7 @@ and gets greedy and beam decoding (models/decoding.py) and the attention under t
 """
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.function import no_grad
 from ..nn.module import Module
 from .decoding import beam_search, greedy
 

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.errors import ShapeError, require_float
+from ..autograd.dtypes import ShapeError, require_float
 from ..autograd.tensor import Tensor, wrap
 from .additive_attention import additive_attention_composed
 from .fused.additive_attention_node import AdditiveAttention

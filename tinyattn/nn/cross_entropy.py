@@ -1,9 +1,9 @@
 """F.cross_entropy: PyTorch's layout, classes on axis 1, in front of the one graph node
-(autograd/ops_nn.py's CrossEntropy), which takes the classes last."""
+(autograd/rules_nn.py's CrossEntropy), which takes the classes last."""
 import numpy as np
 
-from ..autograd import ops_nn
-from ..autograd.errors import ShapeError
+from ..autograd import rules_nn as ops_nn
+from ..autograd.dtypes import ShapeError
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):

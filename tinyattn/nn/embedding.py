@@ -1,7 +1,7 @@
 """Embedding: a lookup table of word vectors, one graph node with its backward written by hand."""
 import numpy as np
 
-from ..autograd.rng import generator
+from ..autograd.creation import generator
 from ..autograd.function import Function
 from ..ops import arrays
 from .module import Module, Parameter

@@ -2,11 +2,11 @@
 
 import numpy as np
 
-from ..autograd.axes import dim_or_axis
-from ..autograd.errors import require_float
-from ..autograd.ops_activations import Hardswish, Hardtanh, Mish
-from ..autograd.ops_select import pad  # noqa: F401
-from ..autograd.ops_where import where
+from ..autograd.dtypes import dim_or_axis
+from ..autograd.dtypes import require_float
+from ..autograd.rules_elementwise import Hardswish, Hardtanh, Mish
+from ..autograd.rules_shape import pad  # noqa: F401
+from ..autograd.rules_elementwise import where
 from ..autograd.spellings import module_getattr
 from ..autograd.tensor import Tensor, wrap
 from .cross_entropy import cross_entropy  # noqa: F401

@@ -7,7 +7,7 @@ like ReLU far from 0, smooth near 0. approximate="tanh" is the paper's faster fo
     GELU(x) ~ x/2 * (1 + tanh(u)),   u = sqrt(2/pi) * (x + 0.044715 x^3),
 the one BERT and GPT-2 used; both as PyTorch's F.gelu(x, approximate=...).
 """
-from ..autograd.errors import require_float
+from ..autograd.dtypes import require_float
 from ..autograd.function import Function
 from ..ops import arrays
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..autograd.rng import generator
+from ..autograd.creation import generator
 
 
 def _fill(tensor, values):

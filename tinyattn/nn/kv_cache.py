@@ -20,8 +20,8 @@ the new positions' keys and values only (decoding runs under no_grad anyway).
 """
 import numpy as np
 
-from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.ops_shape import cat
+from ..autograd.function import is_grad_enabled
+from ..autograd.rules_shape import cat
 from ..autograd.tensor import wrap
 
 

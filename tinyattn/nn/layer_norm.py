@@ -1,7 +1,7 @@
 """LayerNorm: each position normalised over its last axes, one graph node with its backward written by hand."""
 import numpy as np
 
-from ..autograd.errors import ShapeError, require_float
+from ..autograd.dtypes import ShapeError, require_float
 from ..autograd.function import Function
 from ..ops import arrays
 from .module import Module, Parameter

@@ -3,8 +3,8 @@ import math
 
 import numpy as np
 
-from ..autograd.rng import generator
-from ..autograd.errors import ShapeError
+from ..autograd.creation import generator
+from ..autograd.dtypes import ShapeError
 from ..autograd.function import Function
 from ..ops import arrays
 from .module import Module, Parameter

@@ -5,10 +5,10 @@ The one on logits is composed from log, exp, abs and ta.maximum (so its gradient
 one on probabilities is one node, because its gradient at p = 0 or 1 needs PyTorch's guard."""
 import numpy as np
 
-from ..autograd.compare import maximum
-from ..autograd.errors import ShapeError, require_float
+from ..autograd.rules_reduce import maximum
+from ..autograd.dtypes import ShapeError, require_float
 from ..autograd.function import Function
-from ..autograd.promotion import pair
+from ..autograd.tensor import pair
 
 
 class BinaryCrossEntropy(Function):

@@ -12,7 +12,7 @@ compiled twin); the fused nodes, one step (fused/recurrent_steps.py, LSTMStep) a
 direction of a layer (fused/lstm_sequence.py, LSTMSequence), call it. The loop over the steps,
 stacking and both directions are recurrent.py's, shared with RNN and GRU.
 """
-from ..autograd.ops_shape import stack
+from ..autograd.rules_shape import stack
 from .fused.lstm_sequence import LSTMSequence
 from .fused.recurrent_steps import LSTMStep
 from .recurrent import RecurrentLayer, StepRule, project

@@ -15,8 +15,8 @@ step from a zero state.
 """
 import numpy as np
 
-from ..autograd.errors import ShapeError
-from ..autograd.ops_shape import cat, stack, unbind
+from ..autograd.dtypes import ShapeError
+from ..autograd.rules_shape import cat, stack, unbind
 from ..autograd.tensor import wrap
 from .linear import Linear
 from .module import Module

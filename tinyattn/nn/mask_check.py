@@ -8,8 +8,8 @@ import warnings
 
 import numpy as np
 
-from ..autograd.broadcast import broadcasts_to
-from ..autograd.errors import ShapeError
+from ..autograd.dtypes import broadcasts_to
+from ..autograd.dtypes import ShapeError
 from ..autograd.tensor import Tensor
 
 

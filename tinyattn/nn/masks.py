@@ -13,8 +13,8 @@ check, which every attention layer makes, is mask_check.py's attention_mask.
 """
 import numpy as np
 
-from ..autograd.rng import generator
-from ..autograd.errors import ShapeError
+from ..autograd.creation import generator
+from ..autograd.dtypes import ShapeError
 from ..autograd.tensor import Tensor
 
 

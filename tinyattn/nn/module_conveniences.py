@@ -4,7 +4,7 @@ Mixed into Module (module.py); each walks the tree with `modules()`.
 """
 import numpy as np
 
-from ..autograd.tensor_conveniences import on_the_cpu
+from ..autograd.tensor import on_the_cpu
 
 DEVICES = ("cpu", "cuda", "mps", "xpu", "meta")  # the names PyTorch code passes to .to()
 

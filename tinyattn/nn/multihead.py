@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..autograd.errors import ShapeError
+from ..autograd.dtypes import ShapeError
 from ..autograd.tensor import Tensor
 from . import init
 from .linear import Linear, LinearFunction

@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-from ..autograd.errors import ShapeError
-from ..autograd.ops_shape import stack
+from ..autograd.dtypes import ShapeError
+from ..autograd.rules_shape import stack
 from ..autograd.tensor import wrap
 from .sizes import check_sizes
 

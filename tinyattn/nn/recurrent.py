@@ -14,10 +14,10 @@ import math
 
 import numpy as np
 
-from ..autograd.rng import generator
-from ..autograd.errors import ShapeError
-from ..autograd.ops_shape import cat, stack, unbind
-from ..autograd.ops_where import where
+from ..autograd.creation import generator
+from ..autograd.dtypes import ShapeError
+from ..autograd.rules_shape import cat, stack, unbind
+from ..autograd.rules_elementwise import where
 from ..autograd.tensor import Tensor, wrap
 from .functional import dropout
 from .linear import LinearFunction

@@ -2,7 +2,7 @@
 parameters under PyTorch's names (weight_ih, weight_hh, bias_ih, bias_hh). Its step rule, the
 equations, is the one the layers in recurrent.py run at every step.
 """
-from ..autograd.errors import ShapeError
+from ..autograd.dtypes import ShapeError
 from ..autograd.tensor import Tensor
 from .module import Module
 from .recurrent import _check_bias, _init, project

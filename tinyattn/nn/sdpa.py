@@ -23,8 +23,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from ..autograd.broadcast import broadcasts_to
-from ..autograd.errors import ShapeError, require_float
+from ..autograd.dtypes import broadcasts_to
+from ..autograd.dtypes import ShapeError, require_float
 from ..autograd.tensor import Tensor, wrap
 from .fused.sdpa import ScaledDotProductAttention
 from .fused.switch import is_fused

@@ -10,7 +10,7 @@ saving and loading that state (state_dict) in optimizer_state.py.
 import numpy as np
 
 from ..autograd.tensor import Tensor
-from ..autograd.versions import bump
+from ..autograd.inplace import bump
 from ..nn.module import Parameter, zero_grads
 from .optimizer_state import OptimizerState
 

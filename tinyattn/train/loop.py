@@ -24,7 +24,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from ..autograd.rng import get_rng_state, set_rng_state
+from ..autograd.creation import get_rng_state, set_rng_state
 from ..autograd.tensor import Tensor
 from ..nn.utils import clip_grad_norm_
 from ..ops.memory import keep_freed_memory

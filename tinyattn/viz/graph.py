@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..autograd.walk_order import reverse_topological_order
+from ..autograd.engine import reverse_topological_order
 from ..autograd.tensor import Tensor
-from ..autograd.tracing import grad_norm
+from ..autograd.trace import grad_norm
 from .heatmaps import _finish, _pyplot
 
 MAX_NODES = 80  # beyond this the boxes get too small to read

@@ -16,7 +16,7 @@ addition forward; its gradient is dL/dS, which the node computes anyway. `keep` 
 multiplier of the weights (0 or 1/(1-p)): W' = W * keep takes W's place in O = W' V and is the
 weights output, so the chain rule through it is dL/dW = keep * dL/dW'.
 """
-from ...autograd.broadcast import unbroadcast
+from ...autograd.dtypes import unbroadcast
 from ...autograd.function import Function
 from ...ops import arrays
 

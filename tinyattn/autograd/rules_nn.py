@@ -1,4 +1,5 @@
-"""The heavy ops: matmul, softmax and the fused cross-entropy (log-softmax: ops_log_softmax.py).
+"""The heavy ops: matmul, softmax, log-softmax, the fused cross-entropy (class or probability
+targets) and einsum.
 
 They call array functions (tinyattn/ops/reference.py has them in plain numpy, along the last
 axis), so this file holds only the calculus.
@@ -6,9 +7,8 @@ axis), so this file holds only the calculus.
 import numpy as np
 
 from ..ops import arrays
-from .broadcast import broadcasts_to, unbroadcast
-from .class_targets import check_options, check_targets
-from .errors import ShapeError, require_float
+from . import tensor as _tensor
+from .dtypes import ShapeError, broadcasts_to, require_float, unbroadcast
 from .function import Function
 
 
@@ -214,16 +214,177 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     weight: one per class (C,), as PyTorch's (the "mean" then divides by the kept targets' weight);
     ignore_index (default -100, as PyTorch) marks class targets that count for nothing; reduction
     "mean" (over kept targets), "sum" or "none"; label_smoothing in [0, 1]. One graph node."""
-    from .tensor import Tensor
 
     weight = check_options(weight, reduction, label_smoothing, input)
     if np.shape(getattr(target, "data", target)) == input.shape and input.ndim:  # probabilities, as PyTorch decides
         if ignore_index is not None and ignore_index >= 0:
             raise ValueError(f"cross_entropy: ignore_index={ignore_index} applies to class targets only, not to "
                              "the probability target given (PyTorch refuses it too)")
-        if not isinstance(target, Tensor):  # an array of probabilities takes the logits' float dtype
+        if not isinstance(target, _tensor.Tensor):  # an array of probabilities takes the logits' float dtype
             target = np.asarray(target)
             target = target.astype(input.dtype) if target.dtype.kind == "f" else target
         return ProbabilityCrossEntropy.apply(input, target, weight, reduction, float(label_smoothing))
-    target = target.data if isinstance(target, Tensor) else target
+    target = target.data if isinstance(target, _tensor.Tensor) else target
     return CrossEntropy.apply(input, np.asarray(target), weight, ignore_index, reduction, float(label_smoothing))
+
+
+# --------------------------------------------------------------------------------------------------
+# Log-softmax as an op of its own (x.log_softmax(dim)): log-probabilities without the exp and
+# log of a softmax in between, which would turn a tiny probability into log(0) = -inf.
+# Like the ops above it calls array functions (ops/reference.py) along the last axis.
+# --------------------------------------------------------------------------------------------------
+
+class LogSoftmax(Function):
+    """y = x - log(sum(exp(x))) along `axis`;  dL/dx = g - arrays.softmax(x) * sum(g) = g - exp(y) * sum(g)."""
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        require_float("log_softmax", x=x)
+        y = _along(axis, arrays.log_softmax, x)
+        ctx.save_for_backward(y)
+        ctx.axis = axis
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return _along(ctx.axis, arrays.log_softmax_backward, y, g), None
+
+
+# --------------------------------------------------------------------------------------------------
+# cross_entropy's arguments checked (PyTorch's options, the class targets), so the rules above keep to the calculus.
+# --------------------------------------------------------------------------------------------------
+
+def check_options(weight, reduction, label_smoothing, logits):
+    """The options checked; returns the class weights as an array of the logits' dtype (or None)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must lie in [0, 1], got {label_smoothing}")
+    if weight is None:
+        return None
+    if getattr(weight, "requires_grad", False):
+        raise ValueError("cross_entropy: weight= requires grad, but the loss gives class weights no gradient "
+                         "(PyTorch neither); call .detach() on it first")
+    array = np.asarray(getattr(weight, "data", weight))
+    classes = logits.shape[-1] if logits.ndim else 0
+    if array.shape != (classes,) or array.dtype.kind not in "fiu":
+        raise ShapeError(f"cross_entropy: weight= must hold one number per class, shape ({classes},) for logits "
+                         f"{logits.shape}, got {array.dtype} of shape {array.shape}")
+    if array.dtype.kind == "f" and array.dtype != logits.dtype and hasattr(weight, "data"):
+        raise TypeError(f"cross_entropy: weight is {array.dtype} but the logits are {logits.dtype}; convert one "
+                        "with .double() or .float() first")
+    return array.astype(logits.dtype, copy=False)
+
+
+def check_targets(logits, target, ignore_index):
+    target = np.asarray(target)
+    if logits.ndim < 2:
+        raise ShapeError(f"cross_entropy: logits {logits.shape} need a class axis last, as (N, C) or (B, T, C)")
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: targets must be integer class indices, got {target.dtype}")
+    if target.shape != logits.shape[:-1]:
+        raise ShapeError(
+            f"cross_entropy: logits {logits.shape} need targets of shape {logits.shape[:-1]}, got {target.shape}"
+        )
+    classes = logits.shape[-1]
+    real = target[target != ignore_index] if ignore_index is not None else target
+    if real.size and (real.min() < 0 or real.max() >= classes):
+        bad = real[(real < 0) | (real >= classes)][0]
+        raise IndexError(f"cross_entropy: target {bad} is not a class index in [0, {classes})")
+    return target
+
+
+# --------------------------------------------------------------------------------------------------
+# ta.einsum: products and sums written with index letters, as numpy's and PyTorch's einsum.
+#
+#     ta.einsum("bij,bjk->bik", a, b)      batched matmul
+#     ta.einsum("bhqd,bhkd->bhqk", q, k)   attention scores
+#     ta.einsum("i,j->ij", u, v)           outer product
+#     ta.einsum("ii->", a), ("ij->j", a)   trace, column sums
+#
+# One node; the gradient of each operand is again an einsum: the upstream gradient times every
+# other operand, summed over what the operand does not carry (see Einsum.backward).
+# --------------------------------------------------------------------------------------------------
+
+def _parse(equation, n_operands):
+    """(input subscripts, output subscripts) of an equation like "bij,bjk->bik"."""
+    equation = equation.replace(" ", "")
+    if "." in equation:
+        raise NotImplementedError(f"einsum: '...' is not implemented ({equation!r}); name every dim with a letter")
+    inputs, arrow, output = equation.partition("->")
+    inputs = inputs.split(",")
+    if len(inputs) != n_operands:
+        raise ValueError(f"einsum: {equation!r} has {len(inputs)} operand(s), {n_operands} tensor(s) were given")
+    if not arrow:  # implicit output: the letters used once, in alphabetical order (numpy's and PyTorch's rule)
+        letters = "".join(inputs)
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    for term in inputs + [output]:
+        if not term.isalpha() and term:
+            raise ValueError(f"einsum: {equation!r}: subscripts must be letters")
+    if len(set(output)) != len(output) or not set(output) <= set("".join(inputs)):
+        raise ValueError(f"einsum: {equation!r}: each output letter must appear once, and in an input")
+    return inputs, output
+
+
+def _check_sizes(inputs, arrays, equation):
+    sizes = {}
+    for term, array in zip(inputs, arrays):
+        if len(term) != array.ndim:
+            raise ShapeError(f"einsum: {term!r} names {len(term)} dims, but that operand has shape {array.shape}")
+        for letter, size in zip(term, array.shape):
+            if sizes.setdefault(letter, size) != size:
+                raise ShapeError(f"einsum: {equation!r}: dim {letter!r} is {sizes[letter]} in one place and {size} in another")
+    return sizes
+
+
+class Einsum(Function):
+    """y = einsum(equation, x_1, ..., x_n).
+
+    y is linear in each operand, so dL/dx_i = einsum(out, others -> x_i's letters)(g, others): the
+    upstream times the other operands, summed over every letter x_i lacks. A letter only x_i has
+    (summed away in forward) gets g copied along it; a repeated letter (a trace, "ii") writes the
+    result onto that diagonal of zeros.
+    """
+
+    @staticmethod
+    def forward(ctx, equation, *arrays):
+        inputs, output = _parse(equation, len(arrays))
+        ctx.meta = inputs, output, _check_sizes(inputs, arrays, equation)
+        ctx.save_for_backward(*arrays)
+        return np.einsum(",".join(inputs) + "->" + output, *arrays, optimize=len(arrays) > 2)
+
+    @staticmethod
+    def backward(ctx, g):
+        arrays = ctx.saved_tensors
+        inputs, output, sizes = ctx.meta
+        grads = [None]
+        for i, (term, array) in enumerate(zip(inputs, arrays)):
+            if not ctx.needs_input_grad[i + 1]:
+                grads.append(None)
+                continue
+            others = [(t, a) for j, (t, a) in enumerate(zip(inputs, arrays)) if j != i]
+            letters = "".join(dict.fromkeys(term))  # term without repeats, in order
+            reachable = set(output).union(*(t for t, _ in others))
+            present = "".join(c for c in letters if c in reachable)
+            part = np.einsum(",".join([output] + [t for t, _ in others]) + "->" + present, g, *(a for _, a in others))
+            # letters only this operand has: every one of its entries along them got the same g
+            full = np.broadcast_to(np.expand_dims(part, tuple(k for k, c in enumerate(letters) if c not in reachable)),
+                                   tuple(sizes[c] for c in letters))
+            if len(letters) == len(term):
+                grads.append(np.array(full, dtype=array.dtype, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+            else:
+                grad = np.zeros(array.shape, array.dtype)
+                np.einsum(term + "->" + letters, grad)[...] = full  # einsum("ii->i", z) is a view of z's diagonal
+                grads.append(grad)
+        return tuple(grads)
+
+
+def einsum(equation, *operands):
+    """Sums of products over index letters (numpy's and PyTorch's einsum); operands may also come
+    as one list, as torch.einsum("ij,jk", [a, b]) allows. One graph node."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the first argument is the equation, a string like 'ij,jk->ik', got {type(equation).__name__}")
+    return Einsum.apply(equation, *_tensor.one_dtype("einsum", operands))  # float32 with int64: float32, as PyTorch's rule

@@ -9,15 +9,15 @@
 A node's backward receives the gradient of each of its outputs (dL/d output) and hands on one
 gradient per input (dL/d input); the tape keeps the norm of each, and the seconds the node's
 backward took. Outside a `with trace()` block the walk checks one local variable per node and
-records nothing.
+records nothing (engine.py's switch).
 """
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import recording as _switch
-from .recording import recording  # noqa: F401  (engine.backward asks it once per call)
+from . import engine
+
 
 clock = time.perf_counter
 
@@ -43,11 +43,11 @@ class trace:
         self._outer = None
 
     def __enter__(self):
-        self._outer = _switch.start(self)
+        self._outer = engine.start_recording(self)
         return self
 
     def __exit__(self, *exc):
-        _switch.stop(self._outer)
+        engine.stop_recording(self._outer)
         return False
 
     def record(self, node, out_grads, in_grads, seconds):
