@@ -7,7 +7,7 @@ For H heads of size d = E / H, with W_q, W_k, W_v the rows of the packed in_proj
     out = concat(head_1, ..., head_H) W_o^T + b_o         W_o = out_proj.weight
 
 Parameter names, shapes, initialisation and mask polarity are PyTorch's nn.MultiheadAttention,
-so a state_dict crosses both ways. The attention itself is sdpa.py's: one fused node, or under
+so a state_dict crosses both ways. The attention itself is scaled_dot_product_attention.py's: one fused node, or under
 `ta.fused(False)` the composed graph, whose scores and softmax a learner can hold (last_tensors).
 """
 from typing import NamedTuple
@@ -21,7 +21,7 @@ from .linear import Linear, LinearFunction
 from .masks import causal_mask
 from .module import Module, Parameter
 from .positions import SCHEMES, alibi_bias, rotary
-from .sdpa import attend
+from .scaled_dot_product_attention import attend
 from .sizes import check_sizes
 
 
