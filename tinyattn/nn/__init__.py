@@ -17,11 +17,10 @@ from .lstm import LSTM, LSTMCell
 from .rnn import RNN, RNNCell
 from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAttention
 from .masks import causal_mask, lengths_mask, padding_mask
-from .attention_weights import keep_attention_weights
 from .kv_cache import KVCache
-from .multihead import MultiheadAttention
-from .transformer import TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer
-from .transformer_model import Transformer
+from .multihead import MultiheadAttention, keep_attention_weights
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                          TransformerEncoderLayer)
 from . import fused  # noqa: F401  (its nodes register in the blocks table; no layer imports it)
 
 __getattr__ = module_getattr(__name__, globals())
