@@ -124,7 +124,7 @@ class RecurrentCell(Module):
         return self.step(project(x, self.weight_ih, self.bias_ih), state)
 
     def step(self, gi, state, keep=None):
-        """The next state from the input projection gi (a fused node unless the switch is off)."""
+        """The next state from the input projection gi: the rule's step (the block `recurrent_step`)."""
         return self.rule.step(gi, state, self.weight_hh, self.bias_hh, keep)
 
     def _check(self, x, state):
