@@ -246,7 +246,7 @@ case(rs.LSTMStep, "frozen row", lambda gi, h, c, w, b: rs.LSTMStep.apply(gi, h, 
 
 # --- attention ----------------------------------------------------------------------------------
 from tinyattn.nn import scaled_dot_product_attention as sdpa_spelling  # noqa: E402
-from tinyattn.nn.fused.sdpa import ScaledDotProductAttention  # noqa: E402
+from tinyattn.nn.fused.dot_product_attention_node import ScaledDotProductAttention  # noqa: E402
 
 
 def _fused_sdpa(*args, **kwargs):

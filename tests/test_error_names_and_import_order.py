@@ -1,4 +1,4 @@
-"""A wrong gradient names its own argument; the stand-ins for PyTorch names tinyattn lacks stay out of dir(); nn.init and nn.kaiming load in either order."""
+"""A wrong gradient names its own argument; the stand-ins for PyTorch names tinyattn lacks stay out of dir(); nn.init loads on its own."""
 import os
 import subprocess
 import sys
@@ -40,17 +40,17 @@ def test_the_placeholders_for_missing_pytorch_names_are_not_offered_as_attribute
     assert "Did you mean: 'amax'?" not in shown, shown
 
 
-def test_nn_kaiming_can_be_the_first_of_the_two_init_modules_loaded():
-    """nn/init.py imports nn/kaiming.py at its bottom and kaiming.py imports init.py at its top:
-    loaded first (with the package __init__s stubbed, i.e. any import order other than today's),
-    kaiming.py fails with a circular ImportError. Its twin, tensor.py <-> tensor_math.py, works in
-    either order because tensor_math.py imports tensor at its bottom."""
+def test_nn_init_with_he_et_als_initialisers_loads_first_with_the_package_inits_stubbed():
+    """nn/init.py holds kaiming_* and calculate_gain itself (they were nn/kaiming.py, in an import
+    circle with init.py that failed when kaiming.py was loaded first): loaded first, with the
+    package __init__s stubbed (any import order other than today's), it needs nothing else of nn/."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = textwrap.dedent(f"""
         import importlib, os, sys, types
         for pkg in ("tinyattn", "tinyattn.nn"):
             m = types.ModuleType(pkg); m.__path__ = [os.path.join({root!r}, *pkg.split("."))]; sys.modules[pkg] = m
-        importlib.import_module("tinyattn.nn.kaiming")
+        init = importlib.import_module("tinyattn.nn.init")
+        assert init.calculate_gain("relu") == 2 ** 0.5 and callable(init.kaiming_normal_)
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})

@@ -20,11 +20,11 @@ from tinyattn.autograd.function import Function
 from tinyattn.data import TOKEN_IDS, ToyTranslation
 from tinyattn.models import Seq2Seq
 from tinyattn.nn import fused as fused_package
-from tinyattn.nn.fused import (additive_attention_node, attentive_decoder, gru_sequence, lstm_sequence, recurrent_steps,
-                               sdpa)
+from tinyattn.nn.fused import (additive_attention_node, attentive_decoder, dot_product_attention_node, gru_sequence,
+                               lstm_sequence, recurrent_steps)
 from tinyattn.viz.graph import graph_lists
 
-FUSED_NODES = {name for module in (sdpa, additive_attention_node, recurrent_steps, gru_sequence, lstm_sequence,
+FUSED_NODES = {name for module in (dot_product_attention_node, additive_attention_node, recurrent_steps, gru_sequence, lstm_sequence,
                                    attentive_decoder)
                for name, obj in vars(module).items()
                if inspect.isclass(obj) and issubclass(obj, Function) and obj.__module__ == module.__name__}

@@ -14,7 +14,7 @@ import pytest
 import tinyattn as ta
 import tinyattn.nn as nn
 import tinyattn.nn.functional as F
-from tinyattn.nn import mask_check as masks_module
+from tinyattn.nn import masks as masks_module
 
 
 # --- masks given as Tensors ----------------------------------------------------------------------

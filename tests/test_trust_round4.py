@@ -116,7 +116,7 @@ def test_sdpa_refuses_batch_dims_that_do_not_broadcast():
 
 # --- the empty-row warning points at the caller's line, once per line ----------------------------
 def test_the_empty_row_warning_names_each_calling_line_of_the_user(monkeypatch):
-    from tinyattn.nn import mask_check as masks
+    from tinyattn.nn import masks
     monkeypatch.setattr(masks, "_warned_sites", set())
     x = ta.randn(1, 3, 4)
     empty = np.zeros((3, 3), bool)

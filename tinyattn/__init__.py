@@ -64,14 +64,12 @@ from .autograd.spellings import (  # noqa: A004  (torch.max, torch.sum, ...: PyT
 from .autograd import (acosh, asinh, atanh, ceil, cos, cosh, exp2, floor, lerp, log2, repeat_interleave,  # noqa: A004
                        round, rsqrt, sign, sin, sinh, std_mean, tan, trunc)  # the ops of issue 28, torch's names
 from .autograd.dtypes import bool, float16, float32, float64, int32, int64  # noqa: A004  (torch.bool's name)
-from . import data, metrics, models, nn, optim, viz  # noqa: E402  (after the engine they build on)
-from .nn.fused.switch import fused, is_fused  # noqa: E402  (the one switch for every fused node)
-from .train.checkpoint import CheckpointError, load, save  # noqa: E402
-from .ops.blas_threads import apply_default as _one_blas_thread, blas_threads, set_blas_threads  # noqa: E402
+from .autograd.spellings import module_getattr
+from . import data, metrics, models, nn, optim, viz  # after the engine they build on
+from .ops.blocks import fused, is_fused  # the one switch of the blocks table (ops/blocks.py)
+from .train.checkpoint import CheckpointError, load, save
+from .ops.blas_threads import blas_threads, set_blas_threads  # one BLAS thread from its import on: see there
 
-from .autograd.spellings import module_getattr  # noqa: E402
-
-_one_blas_thread()  # small products run faster on one thread: see ops/blas_threads.py
 clip = clamp  # numpy's and PyTorch's other name
 __version__ = "0.1.0"
 __getattr__ = module_getattr(__name__, globals())

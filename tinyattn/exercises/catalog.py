@@ -97,7 +97,7 @@ PATH = [
     Exercise("attention", "scaled dot-product attention with a causal mask",
              {"q": (B, 4, 3), "k": (B, 4, 3), "v": (B, 4, 2)},
              lambda q, k, v, allowed: F.scaled_dot_product_attention(q, k, v, mask=allowed)[0],
-             "class ScaledDotProductAttention in tinyattn/nn/fused/sdpa.py",
+             "class ScaledDotProductAttention in tinyattn/nn/fused/dot_product_attention_node.py",
              constants={"allowed": np.tril(np.ones((4, 4), bool))}, scale=1 / np.sqrt(3)),
     Exercise("multi_head", "multi-head split and join, with the output projection",
              {"q": (B, T, E), "k": (B, T, E), "v": (B, T, E), "w_o": (E, E), "b_o": (E,)}, _multi_head,

@@ -16,12 +16,10 @@ from ..autograd.rules_shape import cat, stack, unbind
 from ..autograd.tensor import wrap
 from ..autograd.rules_nn import cross_entropy
 from ..nn.attention import Attention
-from ..nn.fused.attentive_decoder import AttentiveGRUDecoder
-from ..nn.fused.switch import is_fused
 from ..nn.embedding import Embedding
 from ..nn.linear import Linear
-from ..nn.mask_check import attention_mask
 from ..nn.masks import padding_mask, real_positions
+from ..ops import blocks
 from ..nn.module import Module
 from ..nn.gru import GRU, GRUCell
 from .translator import Translator
@@ -45,9 +43,9 @@ class Encoder(Module):
 class Decoder(Module):
     """A GRU cell that attends over the encoder states before each step (or not, attention=None).
 
-    With the additive score, teacher_forced_logits runs all steps as one graph node
-    (nn/fused/attentive_decoder.py); under `ta.fused(False)` it builds the step-by-step graph
-    that node equals.
+    teacher_forced_logits runs its steps as the block `attentive_decoder` (ops/blocks.py): with
+    the additive score, one graph node (nn/fused/attentive_decoder.py); under `ta.fused(False)`
+    (or with another score) the step-by-step graph that node equals, composed_decoder below.
     """
 
     def __init__(self, vocab_size, embed_dim, hidden_size, encoder_size, pad_id, attention="additive"):
@@ -94,27 +92,30 @@ class Decoder(Module):
 
         lengths (B,): how many steps each sentence needs. The fused decoder skips the rest, so on
         both paths state and context are zeros past each length (logits out([0; 0; embedded]))."""
-        if is_fused() and self.attention_kind and self.attention.score == "additive":
-            attention, cell = self.attention, self.cell
-            states, contexts = AttentiveGRUDecoder.apply(
-                embedded, state, attention.precompute_keys(keys).projected, encoder_states, attention.W.weight, attention.v.weight,
-                cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh,
-                attention_mask(mask, (state.shape[0], 1, encoder_states.shape[1]), "Decoder"), lengths)
-            return self.out(cat([states, contexts, embedded], axis=-1))
-        states, contexts = [], []
-        for word in unbind(embedded, axis=1):
-            if self.attention_kind is None:
-                state = self.cell(word, state)
-            else:
-                context, _ = self.attend(state, keys, encoder_states, mask)
-                contexts.append(context)
-                state = self.cell(cat([word, context], axis=-1), state)
-            states.append(state)
-        features = [stack(states, axis=1)] + ([stack(contexts, axis=1)] if contexts else [])
-        if lengths is not None:  # zeros past each length, as the fused node leaves them
-            running = wrap(real_positions(lengths, embedded.shape[1])[..., None].astype(embedded.dtype))
-            features = [f * running for f in features]
-        return self.out(cat(features + [embedded], axis=-1))
+        features = blocks.attentive_decoder(self, embedded, state, keys, encoder_states, mask, lengths)
+        return self.out(cat([*features, embedded], axis=-1))
+
+
+def composed_decoder(decoder, embedded, state, keys, encoder_states, mask, lengths):
+    """The block `attentive_decoder`'s reference: Decoder.step's state and context at every step,
+    (states (B, T, H), contexts (B, T, Dv)) (only states without attention), zeros past each length."""
+    states, contexts = [], []
+    for word in unbind(embedded, axis=1):
+        if decoder.attention_kind is None:
+            state = decoder.cell(word, state)
+        else:
+            context, _ = decoder.attend(state, keys, encoder_states, mask)
+            contexts.append(context)
+            state = decoder.cell(cat([word, context], axis=-1), state)
+        states.append(state)
+    features = [stack(states, axis=1)] + ([stack(contexts, axis=1)] if contexts else [])
+    if lengths is not None:  # zeros past each length, as the fused node leaves them
+        running = wrap(real_positions(lengths, embedded.shape[1])[..., None].astype(embedded.dtype))
+        features = [f * running for f in features]
+    return tuple(features)
+
+
+blocks.register_reference("attentive_decoder", composed_decoder)
 
 
 class Seq2Seq(Translator):

@@ -28,8 +28,8 @@ from ..nn.embedding import Embedding
 from ..nn.kv_cache import KVCache
 from ..nn.linear import Linear
 from ..nn.masks import real_positions
-from ..nn.attention_weights import keep_attention_weights
-from ..nn.transformer_model import Transformer
+from ..nn.multihead import keep_attention_weights
+from ..nn.transformer import Transformer
 from .translator import Translator
 
 POSITIONS = {"rope": ("rope", "rope"), "rope_self": ("rope", None), "sinusoidal": (None, None)}

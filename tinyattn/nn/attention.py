@@ -19,15 +19,13 @@ import numpy as np
 
 from ..autograd.dtypes import ShapeError, require_float
 from ..autograd.tensor import Tensor, wrap
-from .additive_attention import additive_attention_composed
-from .fused.additive_attention_node import AdditiveAttention
-from .fused.switch import is_fused
+from ..ops import blocks
+from . import additive_attention  # noqa: F401  (registers the block additive_attention's reference)
 from .embedding import Embedding
 from .linear import Linear
 from .module import Module, Parameter
-from .mask_check import attention_mask
-from .scaled_dot_product_attention import scaled_dot_product_attention
-from .sdpa import attention_scale
+from .masks import attention_mask
+from .scaled_dot_product_attention import attention_scale, scaled_dot_product_attention
 from .sizes import check_sizes
 
 SCORES = ("dot", "scaled_dot", "cosine", "general", "additive")
@@ -49,9 +47,9 @@ class Attention(Module):
     """forward(query (B, Tq, Dq), keys (B, Tk, Dk), values (B, Tk, Dv), mask=None) -> (context, weights).
 
     `keys` may also be precompute_keys(keys). The dot, scaled_dot and additive scores run as one
-    fused node each (fused/sdpa.py, fused/additive_attention_node.py); under `ta.fused(False)` they run
-    as the composed graphs those nodes equal (sdpa.py, additive_attention.py), whose weights are
-    the Softmax's own output.
+    block each (ops/blocks.py: `attention`, `additive_attention`): one fused node, or under
+    `ta.fused(False)` the composed graphs those nodes equal (scaled_dot_product_attention.py,
+    additive_attention.py), whose weights are the Softmax's own output.
     """
 
     keyword_hints = MASK_HINTS
@@ -116,8 +114,7 @@ class Attention(Module):
         if self.score == "additive":
             # every (query, key) pair through one hidden layer: tanh(W q + U k), scored by v
             mask = attention_mask(mask, (query.shape[0], query.shape[1], keys.shape[1]), "Attention")
-            attend = AdditiveAttention.apply if is_fused() else additive_attention_composed
-            return attend(query, self.W.weight, projected, self.v.weight, values, mask)
+            return blocks.additive_attention(query, self.W.weight, projected, self.v.weight, values, mask)
         scores = self.scores(query, keys, projected)
         weights = scores.softmax(-1, mask=attention_mask(mask, scores.shape, "Attention"))
         return weights @ values, weights

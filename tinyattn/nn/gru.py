@@ -9,13 +9,10 @@ GRURule.equations below is the GRU step this package reads as the reference: eve
 names it and is tested equal to it (tests/test_one_form.py). Their array math is
 ops/reference_blocks.py's gru_gates (the numpy reference; ops/kernels/recurrent_gates.py is its
 compiled twin); the fused nodes, one step (fused/recurrent_steps.py, GRUStep) and a whole
-direction of a layer (fused/gru_sequence.py, GRUSequence), call it. The loop over the steps,
-stacking and both directions are recurrent.py's, shared with RNN and LSTM.
+direction of a layer (fused/gru_sequence.py, GRUSequence), call it. The cell, the loop over the
+steps, stacking and both directions are recurrent.py's, shared with RNN and LSTM.
 """
-from .fused.gru_sequence import GRUSequence
-from .fused.recurrent_steps import GRUStep
-from .recurrent import RecurrentLayer, StepRule, project
-from .recurrent_cell import RecurrentCell
+from .recurrent import RecurrentCell, RecurrentLayer, StepRule, project
 
 
 class GRURule(StepRule):
@@ -30,14 +27,6 @@ class GRURule(StepRule):
         z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()
         n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()
         return (1 - z) * n + z * h
-
-    def node(self, gi, h, weight_hh, bias_hh, keep):
-        return GRUStep.apply(gi, h, weight_hh, bias_hh, keep)
-
-    def sequence(self, gi, h0, weight_hh, bias_hh, lengths, reverse):
-        """The layer's steps over one direction as one node, which skips the sequences that have
-        ended; its outputs are already zero past each length."""
-        return GRUSequence.apply(gi, h0, weight_hh, bias_hh, lengths, reverse)
 
 
 class GRUCell(RecurrentCell):

@@ -9,14 +9,11 @@ LSTMRule.equations below is the LSTM step this package reads as the reference: e
 names it and is tested equal to it (tests/test_one_form.py). Their array math is
 ops/reference_blocks.py's lstm_gates (the numpy reference; ops/kernels/recurrent_gates.py is its
 compiled twin); the fused nodes, one step (fused/recurrent_steps.py, LSTMStep) and a whole
-direction of a layer (fused/lstm_sequence.py, LSTMSequence), call it. The loop over the steps,
-stacking and both directions are recurrent.py's, shared with RNN and GRU.
+direction of a layer (fused/lstm_sequence.py, LSTMSequence), call it. The cell, the loop over
+the steps, stacking and both directions are recurrent.py's, shared with RNN and GRU.
 """
 from ..autograd.rules_shape import stack
-from .fused.lstm_sequence import LSTMSequence
-from .fused.recurrent_steps import LSTMStep
-from .recurrent import RecurrentLayer, StepRule, project
-from .recurrent_cell import RecurrentCell
+from .recurrent import RecurrentCell, RecurrentLayer, StepRule, project
 
 
 class LSTMRule(StepRule):
@@ -33,16 +30,6 @@ class LSTMRule(StepRule):
         g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()
         c_new = f * c + i * g
         return o * c_new.tanh(), c_new
-
-    def node(self, gi, state, weight_hh, bias_hh, keep):
-        h, c = state
-        return LSTMStep.apply(gi, h, c, weight_hh, bias_hh, keep)
-
-    def sequence(self, gi, state, weight_hh, bias_hh, lengths, reverse):
-        """The layer's steps over one direction as one node, which skips the sequences that have
-        ended; its outputs are already zero past each length."""
-        output, h, c = LSTMSequence.apply(gi, *state, weight_hh, bias_hh, lengths, reverse)
-        return output, (h, c)
 
 
 class LSTMCell(RecurrentCell):

@@ -7,8 +7,10 @@ For H heads of size d = E / H, with W_q, W_k, W_v the rows of the packed in_proj
     out = concat(head_1, ..., head_H) W_o^T + b_o         W_o = out_proj.weight
 
 Parameter names, shapes, initialisation and mask polarity are PyTorch's nn.MultiheadAttention,
-so a state_dict crosses both ways. The attention itself is sdpa.py's: one fused node, or under
-`ta.fused(False)` the composed graph, whose scores and softmax a learner can hold (last_tensors).
+so a state_dict crosses both ways. The attention itself is scaled_dot_product_attention.py's:
+one fused node, or under `ta.fused(False)` the composed graph, whose scores and softmax a learner
+can hold (last_tensors). nn.keep_attention_weights, at the end, switches the keeping of each
+call's weights on for every MultiheadAttention inside a model.
 """
 from typing import NamedTuple
 
@@ -21,7 +23,7 @@ from .linear import Linear, LinearFunction
 from .masks import causal_mask
 from .module import Module, Parameter
 from .positions import SCHEMES, alibi_bias, rotary
-from .sdpa import attend
+from .scaled_dot_product_attention import attend
 from .sizes import check_sizes
 
 
@@ -221,3 +223,21 @@ def _as_mask(mask):
     if isinstance(mask, Tensor):
         return mask if mask.dtype.kind == "f" else mask.data
     return np.asarray(mask)
+
+
+def keep_attention_weights(model, on=True):
+    """Make every MultiheadAttention inside `model` keep its last (B, H, Tq, Tk) weights (or stop).
+
+    Returns {dotted name: module}; after a forward, module.last_weights holds the picture
+    (and under ta.fused(False), module.last_tensors the scores and weights as graph Tensors):
+        attn = nn.keep_attention_weights(model); model(x)
+        ta.viz.attention_heatmap(attn["layers.0.self_attn"].last_weights[0], ...)
+    """
+    found = {name: m for name, m in model.named_modules() if isinstance(m, MultiheadAttention)}
+    if not found:
+        raise ValueError(f"keep_attention_weights: no MultiheadAttention inside {type(model).__name__}")
+    for module in found.values():
+        module.keep_weights = on
+        if not on:
+            module.last_weights = module.last_tensors = None
+    return found

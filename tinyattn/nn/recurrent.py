@@ -1,10 +1,13 @@
-"""What every recurrent layer shares: the step rule and the layer (a whole sequence, time first
-unless batch_first=True, stacked num_layers deep, each layer optionally bidirectional).
+"""What every recurrent layer shares: the step rule, the cell (one step) and the layer (a whole
+sequence, time first unless batch_first=True, stacked num_layers deep, each layer optionally
+bidirectional).
 
 A kind of cell is its step rule, the equations of one step written with autograd ops, each in
-its own file: rnn.py, gru.py, lstm.py. The cell (recurrent_cell.py) runs its rule once; the layer
-runs it step by step, freezing the state of sequences that have ended. That composed graph is what runs under
-`ta.fused(False)`. By default the same numbers (to 1e-10 in float64) come from fused nodes, which
+its own file: rnn.py, gru.py, lstm.py. The cell runs its rule once; the layer runs it step by
+step, freezing the state of sequences that have ended. Both go through two blocks
+(ops/blocks.py): `recurrent_step` and `recurrent_sequence`, whose references are below
+(composed_step, composed_sequence): the composed graph, what runs under `ta.fused(False)`. By
+default the same numbers (to 1e-10 in float64) come from fused nodes, which
 benchmarks/bench_recurrent.py measures faster (benchmarks/RESULTS.md, "one current table"): for GRU and
 LSTM cells one node per step (fused/recurrent_steps.py), and for nn.GRU and nn.LSTM one node per
 direction of a whole sequence (fused/gru_sequence.py, fused/lstm_sequence.py). Parameter names and init follow
@@ -19,12 +22,12 @@ from ..autograd.dtypes import ShapeError
 from ..autograd.rules_shape import cat, stack, unbind
 from ..autograd.rules_elementwise import where
 from ..autograd.tensor import Tensor, wrap
+from ..ops import blocks
 from .functional import dropout
 from .linear import LinearFunction
 from .masks import real_positions
 from .module import Module, Parameter
 from .sizes import check_sizes
-from .fused.switch import is_fused
 
 
 def _init(hidden_size, *shape):
@@ -42,38 +45,110 @@ class StepRule:
     layer each hold theirs (the layer under PyTorch's names, per direction) and pass them in.
 
     A rule names `gates` (blocks of hidden_size rows in W_ih and W_hh) and writes `equations`
-    (autograd ops, to read) and, where it pays, `node` (the one fused graph node that equals them); a rule whose
-    layer runs a whole direction as one node also writes `sequence` (see RecurrentLayer._one_layer).
+    (autograd ops, to read).
     """
 
     gates = None
     state_is_pair = False  # the LSTM's state is (h, c)
-    node = sequence = None  # a rule without a fused node runs its equations on both paths
 
     def __init__(self, hidden_size):
         self.hidden_size = hidden_size
 
     def step(self, gi, state, weight_hh, bias_hh, keep=None):
         """The next state from gi = x W_ih^T + b_ih; where keep (bool (B, 1)) is False the old state
-        stays. One fused node, or under `ta.fused(False)` the equations and a `where`."""
-        if is_fused() and self.node is not None:
-            return self.node(gi, state, weight_hh, bias_hh, keep)
-        new = self.equations(gi, state, weight_hh, bias_hh)
-        if keep is None:
-            return new
-        if isinstance(new, tuple):
-            return tuple(where(keep, n, o) for n, o in zip(new, state))
-        return where(keep, new, state)
+        stays. The block `recurrent_step`: one fused node, or under `ta.fused(False)` composed_step."""
+        return blocks.recurrent_step(self, gi, state, weight_hh, bias_hh, keep)
 
     def zero_state(self, x):
         zeros = wrap(np.zeros((x.shape[0], self.hidden_size), x.dtype))
         return (zeros, zeros) if self.state_is_pair else zeros
 
 
+def composed_step(rule, gi, state, weight_hh, bias_hh, keep):
+    """The block `recurrent_step`'s reference: the rule's equations, then where(keep, new, old)."""
+    new = rule.equations(gi, state, weight_hh, bias_hh)
+    if keep is None:
+        return new
+    if isinstance(new, tuple):
+        return tuple(where(keep, n, o) for n, o in zip(new, state))
+    return where(keep, new, state)
+
+
+def composed_sequence(rule, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
+    """The block `recurrent_sequence`'s reference: one direction, one rule step per time step ->
+    (outputs (B, T, H), last state). Where keeps[t] is False (past a sequence's length) the step
+    leaves the state as it was, and the output there is zero."""
+    T = gi.shape[1]
+    gi_steps = unbind(gi, axis=1)  # split into steps in one node
+    per_step = [None] * T
+    for t in (reversed(range(T)) if reverse else range(T)):
+        keep = None if keeps is None else keeps[t]
+        state = rule.step(gi_steps[t], state, weight_hh, bias_hh, keep)
+        per_step[t] = state[0] if isinstance(state, tuple) else state
+    out = stack(per_step, axis=1)
+    if keeps is not None:  # the steps repeat the last state past each length
+        out = out * wrap(real_positions(lengths, T)[..., None].astype(out.dtype))
+    return out, state
+
+
+blocks.register_reference("recurrent_step", composed_step)
+blocks.register_reference("recurrent_sequence", composed_sequence)
+
+
 def _check_bias(name, bias):
     if not isinstance(bias, bool):
         raise TypeError(f"{name}: bias must be True or False, got {bias!r} "
                         "(as in PyTorch, bias comes before nonlinearity: pass nonlinearity=...)")
+
+
+class RecurrentCell(Module):
+    """One time step: forward(x (B, I), state=None) -> the next state. Its parameters are its own."""
+
+    Rule = None
+
+    def __init__(self, input_size, hidden_size, bias=True, **rule_options):
+        _check_bias(type(self).__name__, bias)
+        check_sizes(type(self).__name__, input_size=input_size, hidden_size=hidden_size)
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.rule = self.Rule(hidden_size, **rule_options)
+        rows = self.rule.gates * hidden_size
+        self.weight_ih = _init(hidden_size, rows, input_size)
+        self.weight_hh = _init(hidden_size, rows, hidden_size)
+        self.bias_ih = _init(hidden_size, rows) if bias else None
+        self.bias_hh = _init(hidden_size, rows) if bias else None
+
+    def forward(self, x, state=None):
+        self._check(x, state)
+        state = self.rule.zero_state(x) if state is None else state
+        return self.step(project(x, self.weight_ih, self.bias_ih), state)
+
+    def step(self, gi, state, keep=None):
+        """The next state from the input projection gi: the rule's step (the block `recurrent_step`)."""
+        return self.rule.step(gi, state, self.weight_hh, self.bias_hh, keep)
+
+    def _check(self, x, state):
+        name = type(self).__name__
+        if x.ndim != 2 or x.shape[1] != self.input_size:
+            raise ShapeError(f"{name}: input {x.shape}, expected (batch, {self.input_size})")
+        if state is None:
+            return
+        expected = (x.shape[0], self.hidden_size)
+        if self.rule.state_is_pair:  # (h, c), each checked in full
+            if not isinstance(state, (tuple, list)) or len(state) != 2:
+                raise TypeError(f"{name}: the state is a pair (h, c), each {expected}; got {type(state).__name__}")
+            parts = zip(("h", "c"), state)
+        else:
+            if isinstance(state, (tuple, list)):
+                raise TypeError(f"{name}: the state is one tensor h {expected}, not a {type(state).__name__}")
+            parts = (("state", state),)
+        for part, tensor in parts:
+            if not isinstance(tensor, Tensor) or tensor.shape != expected:
+                got = tensor.shape if isinstance(tensor, Tensor) else type(tensor).__name__
+                raise ShapeError(f"{name}: {part} {got}, expected (batch, hidden) = {expected}")
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}"
 
 
 class RecurrentLayer(Module):
@@ -140,37 +215,19 @@ class RecurrentLayer(Module):
     def _one_layer(self, x, layer, initial, lengths, keeps):
         """Layer `layer` over x (B, T, I): (outputs (B, T, D*H), [final state of each direction]).
 
-        Each direction runs step by step (_steps), or as one fused node per direction
-        (the rule's `sequence`, where it has one) unless the switch is off.
+        Each direction is the block `recurrent_sequence`: one fused node per direction, or under
+        `ta.fused(False)` step by step (composed_sequence).
         """
-        whole_sequence = is_fused() and self.rule.sequence is not None
         outputs, finals = [], []
         for d, suffix in enumerate(self._suffixes()):
             weight_ih, weight_hh, bias_ih, bias_hh = (getattr(self, f"{name}_l{layer}{suffix}")
                                                       for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
             gi = project(x, weight_ih, bias_ih)  # every step's input projection in one product
-            if whole_sequence:
-                output, state = self.rule.sequence(gi, initial[d], weight_hh, bias_hh, lengths, reverse=d == 1)
-            else:
-                output, state = self._steps(gi, initial[d], weight_hh, bias_hh, keeps, reverse=d == 1)
+            output, state = blocks.recurrent_sequence(self.rule, gi, initial[d], weight_hh, bias_hh, lengths, keeps,
+                                                      reverse=d == 1)
             outputs.append(output)
             finals.append(state)
-        out = outputs[0] if len(outputs) == 1 else cat(outputs, axis=2)
-        if keeps is not None and not whole_sequence:  # the steps repeat the last state past each length
-            out = out * wrap(real_positions(lengths, x.shape[1])[..., None].astype(out.dtype))
-        return out, finals
-
-    def _steps(self, gi, state, weight_hh, bias_hh, keeps, reverse):
-        """One direction, one rule step per time step: (outputs (B, T, H), last state). Where
-        keeps[t] is False (past a sequence's length) the step leaves the state as it was."""
-        T = gi.shape[1]
-        gi_steps = unbind(gi, axis=1)  # split into steps in one node
-        per_step = [None] * T
-        for t in (reversed(range(T)) if reverse else range(T)):
-            keep = None if keeps is None else keeps[t]
-            state = self.rule.step(gi_steps[t], state, weight_hh, bias_hh, keep)
-            per_step[t] = state[0] if isinstance(state, tuple) else state
-        return stack(per_step, axis=1), state
+        return (outputs[0] if len(outputs) == 1 else cat(outputs, axis=2)), finals
 
     def _initial_states(self, h0, x, count):
         B = x.shape[0]

@@ -2,11 +2,11 @@
 
     h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (or relu)
 
-The loop over the steps, stacking and both directions are recurrent.py's, shared with GRU and LSTM.
-The RNN has no fused node: its step is these few ops on either path (a node gained too little).
+The cell, the loop over the steps, stacking and both directions are recurrent.py's, shared with
+GRU and LSTM. The RNN has no fused node: its step is these few ops on either path (a node gained
+too little).
 """
-from .recurrent import RecurrentLayer, StepRule, project
-from .recurrent_cell import RecurrentCell
+from .recurrent import RecurrentCell, RecurrentLayer, StepRule, project
 
 
 class RNNRule(StepRule):

@@ -1,10 +1,16 @@
-"""Array functions: functions from numpy arrays to numpy arrays, no Tensor here.
+"""The speed seam: every choice made for speed goes through one of its two tables.
 
-reference.py (and reference_blocks.py) hold the plain numpy versions, the ones to read;
-kernels/ holds compiled versions of some of them; arrays.py names the functions the engine calls,
-each a reference until the fast path (fast_path.py, turned on by backend.py) swaps in its doors.
+  arrays.py   the array functions (numpy arrays in, numpy arrays out, no Tensor): each name is its
+              plain numpy reference (reference.py, reference_blocks.py) until the fast path
+              (fast_path.py, turned on by backend.py: TINYATTN_BACKEND) swaps in a door that runs
+              a compiled kernel (kernels/) where the benchmarks found it faster.
+  blocks.py   the blocks (attention, a recurrent step or sequence, the attentive decoder): each
+              name is its composed graph of autograd ops until nn/fused/ registers a fused node;
+              ta.fused(False) (or TINYATTN_FUSED=0) puts the composed graphs back, per thread.
+
+With TINYATTN_BACKEND=numpy and TINYATTN_FUSED=0 both tables hold their references only.
 memory.keep_freed_memory() is an opt-in speed setting for training loops; blas_threads.py gives
-numpy's BLAS one thread when tinyattn is imported.
+numpy's BLAS one thread when it is imported (tinyattn's __init__ imports it).
 """
 from .backend import get_backend, set_backend, use_backend
 from .memory import keep_freed_memory

@@ -109,3 +109,6 @@ def apply_default():
         raise ValueError(f"TINYATTN_BLAS_THREADS={value!r}: use a whole number >= 1 (1 is the default) or auto "
                          "(numpy's BLAS keeps its own thread count)")
     _OPENBLAS[1](int(value))
+
+
+apply_default()  # one BLAS thread from the import of this module on (tinyattn's __init__ imports it)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..autograd import Tensor, cross_entropy, reverse_topological_order
 from ..nn import MultiheadAttention
-from ..nn.fused.switch import fused
+from ..ops.blocks import fused
 
 TEMPLATE = os.path.join(os.path.dirname(__file__), "page.html")
 CELL_BUDGET = 250_000  # numbers in all the sampled heatmaps of a page together (~7 characters each)

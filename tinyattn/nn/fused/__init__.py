@@ -1,18 +1,79 @@
 """Fused nodes: one graph node for a whole block, each equal to a composed graph of primitive ops.
 
 Each node's forward and backward are written by hand over arrays (so a block costs one node,
-not dozens, and can skip work a composed graph cannot), and each names the composed graph
-(in tinyattn/nn, or tinyattn/models for the decoder) that it equals to 1e-10 in float64:
+not dozens, and can skip work a composed graph cannot), and each equals its block's reference,
+the composed graph (in tinyattn/nn, or tinyattn/models for the decoder), to 1e-10 in float64:
 
-    node                                  the composed graph it equals
-    sdpa.ScaledDotProductAttention        nn/sdpa.py, attention_composed
-    additive_attention_node.              nn/additive_attention.py, additive_attention_composed
-      AdditiveAttention
-    recurrent_steps.GRUStep, LSTMStep     nn/gru.py, nn/lstm.py: the rules' `equations` (one step)
-    gru_sequence.GRUSequence,             nn/recurrent.py, the step loop of RecurrentLayer._steps
-      lstm_sequence.LSTMSequence
-    attentive_decoder.AttentiveGRUDecoder models/seq2seq.py, the step loop of Decoder.teacher_forced_logits
+    block (ops/blocks.py)  node                                   its reference, the composed graph
+    attention              dot_product_attention_node.            nn/scaled_dot_product_attention.py,
+                             ScaledDotProductAttention              attention_composed
+    additive_attention     additive_attention_node.               nn/additive_attention.py,
+                             AdditiveAttention                      additive_attention_composed
+    recurrent_step         recurrent_steps.GRUStep, LSTMStep      nn/recurrent.py, composed_step
+                                                                    (nn/gru.py, nn/lstm.py: the rules' equations)
+    recurrent_sequence     gru_sequence.GRUSequence,              nn/recurrent.py, composed_sequence
+                             lstm_sequence.LSTMSequence
+    attentive_decoder      attentive_decoder.AttentiveGRUDecoder  models/seq2seq.py, composed_decoder
 
-(running_rows.py is the sorted, time-first layout the sequence nodes compute in.) Layers pick
-these nodes through one switch, switch.py: `with ta.fused(False):` builds the composed graphs.
+(running_rows.py is the sorted, time-first layout the sequence nodes compute in.) This file puts
+each node in the blocks table (ops/blocks.py); the layers never import it, and under
+`ta.fused(False)` the table holds the references instead. Where a block has no node for its
+arguments (the Elman RNN's step and sequence: a node gained too little; a decoder without
+additive attention) the entry hands on to the reference.
 """
+from ...ops import blocks
+from ..gru import GRURule
+from ..lstm import LSTMRule
+from ..masks import attention_mask
+from ..scaled_dot_product_attention import Attended
+from .additive_attention_node import AdditiveAttention
+from .attentive_decoder import AttentiveGRUDecoder
+from .dot_product_attention_node import ScaledDotProductAttention
+from .gru_sequence import GRUSequence
+from .lstm_sequence import LSTMSequence
+from .recurrent_steps import GRUStep, LSTMStep
+
+
+def attention_node(q, k, v, mask, scale, bias=None, keep=None):
+    """-> Attended(output, weights, None): inside the node the scores are no Tensor."""
+    return Attended(*ScaledDotProductAttention.apply(q, k, v, mask, scale, bias, keep), None)
+
+
+def recurrent_step_node(rule, gi, state, weight_hh, bias_hh, keep):
+    """One GRU or LSTM step as one node; another rule's step as its reference."""
+    if isinstance(rule, GRURule):
+        return GRUStep.apply(gi, state, weight_hh, bias_hh, keep)
+    if isinstance(rule, LSTMRule):
+        return LSTMStep.apply(gi, *state, weight_hh, bias_hh, keep)
+    return blocks.reference("recurrent_step")(rule, gi, state, weight_hh, bias_hh, keep)
+
+
+def recurrent_sequence_node(rule, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
+    """A GRU or LSTM layer's direction as one node, which skips the sequences that have ended (its
+    outputs are zero past each length, as the reference's); another rule's as its reference."""
+    if isinstance(rule, GRURule):
+        return GRUSequence.apply(gi, state, weight_hh, bias_hh, lengths, reverse)
+    if isinstance(rule, LSTMRule):
+        output, h, c = LSTMSequence.apply(gi, *state, weight_hh, bias_hh, lengths, reverse)
+        return output, (h, c)
+    return blocks.reference("recurrent_sequence")(rule, gi, state, weight_hh, bias_hh, lengths, keeps, reverse)
+
+
+def attentive_decoder_node(decoder, embedded, state, keys, encoder_states, mask, lengths):
+    """A Seq2Seq decoder with additive attention, every teacher-forced step, as one node ->
+    (states, contexts); another decoder as its reference."""
+    attention = decoder.attention if decoder.attention_kind else None
+    if attention is None or attention.score != "additive":
+        return blocks.reference("attentive_decoder")(decoder, embedded, state, keys, encoder_states, mask, lengths)
+    cell = decoder.cell
+    return AttentiveGRUDecoder.apply(
+        embedded, state, attention.precompute_keys(keys).projected, encoder_states, attention.W.weight,
+        attention.v.weight, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh,
+        attention_mask(mask, (state.shape[0], 1, encoder_states.shape[1]), "Decoder"), lengths)
+
+
+blocks.register_fused("attention", attention_node)
+blocks.register_fused("additive_attention", AdditiveAttention.apply)
+blocks.register_fused("recurrent_step", recurrent_step_node)
+blocks.register_fused("recurrent_sequence", recurrent_sequence_node)
+blocks.register_fused("attentive_decoder", attentive_decoder_node)

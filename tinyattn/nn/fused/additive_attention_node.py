@@ -1,7 +1,8 @@
 """Additive (Bahdanau) attention as one graph node.
 
-It equals nn/additive_attention.py's additive_attention_composed (six autograd ops), which
-runs instead under `ta.fused(False)`:
+It is the block `additive_attention`'s fused form (ops/blocks.py) and equals its reference,
+nn/additive_attention.py's additive_attention_composed (six autograd ops), which runs instead
+under `ta.fused(False)`:
 
     scores  = v^T tanh(W q + U k)        (Bahdanau, Cho & Bengio 2015, eq. 6; "concat" in Luong 2015)
     weights = softmax(scores) over the keys the mask allows,   context = weights @ values

@@ -8,7 +8,7 @@ decoder state (Bahdanau et al. 2015, section 3.1 and appendix A):
     s         = GRU([embedded_t; context_t], s)
 
 and the node returns every state and every context. The readable version is the same loop of
-graph nodes (models/seq2seq.py, Decoder.teacher_forced_logits under `ta.fused(False)`: per step
+graph nodes (models/seq2seq.py, composed_decoder under `ta.fused(False)`: per step
 nn/additive_attention.py's composed attention and the GRU cell's equations), which this one
 equals to 1e-10 in float64 (tests/test_attentive_decoder.py, tests/test_fused_switch.py). What makes it fast
 (18 steps with lengths: 5.7 against 12.5 ms forward + backward; benchmarks/RESULTS.md, "one
@@ -50,7 +50,7 @@ class AttentiveGRUDecoder(Function):
     lengths: how many steps each sentence needs (None: all T). The steps after are not computed
     (their states and contexts are zeros): the rows are sorted longest first and step t works on
     the first n_t only, as nn.GRU does (gru_sequence.py). Equals the step loop of
-    Decoder.teacher_forced_logits (models/seq2seq.py), which also leaves zeros past each length."""
+    composed_decoder (models/seq2seq.py), which also leaves zeros past each length."""
 
     used_inside = (0, 1)  # each state makes the next, each context the state after it
 

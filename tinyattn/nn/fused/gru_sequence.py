@@ -11,7 +11,7 @@ of the longest, that is about half the work (a layer of T = 30 with lengths: 3.8
 forward + backward step by step; benchmarks/RESULTS.md, "one current table", recurrent nodes row).
 
 The answer is the step-by-step one, the composed graph nn/recurrent.py builds under
-`ta.fused(False)` (RecurrentLayer._steps: one GRURule step, nn/gru.py, and one where() per
+`ta.fused(False)` (composed_sequence: one GRURule step, nn/gru.py, and one where() per
 step; equal to 1e-10 in float64, tests/test_sequence_nodes.py and tests/test_one_form.py):
 outputs (B, T, H) with zeros where a sentence has no word, and the last state of each sentence.
 Each step is recurrent_steps.py's gru_step on the running rows, the very arrays GRUStep computes.
@@ -31,7 +31,7 @@ from .running_rows import RunningRows
 class GRUSequence(Function):
     """forward(gi (B, T, 3H) = x W_ih^T + b_ih, h0 (B, H), weight_hh (3H, H), bias_hh (3H,) or None,
     lengths (B,) ints or None, reverse) -> (outputs (B, T, H), last state (B, H)).
-    Equals nn.GRU's step loop (nn/recurrent.py, RecurrentLayer._steps, with the outputs zeroed past each length)."""
+    Equals nn.GRU's step loop (nn/recurrent.py, composed_sequence: the outputs zeroed past each length)."""
 
     used_inside = (0,)  # each state makes the next
 

@@ -4,7 +4,7 @@ The same idea as gru_sequence.py (read that one first): the sentences sorted lon
 step t computes only the n_t still running; a finished sentence keeps its (h, c), and reading
 backwards a sentence's state stays at (h0, c0) until its last word. Outputs are zero where a
 sentence has no word. Equal to the step-by-step graph nn/recurrent.py builds under
-`ta.fused(False)` (RecurrentLayer._steps with nn/lstm.py's LSTMRule equations) to 1e-10 in
+`ta.fused(False)` (composed_sequence with nn/lstm.py's LSTMRule equations) to 1e-10 in
 float64 (tests/test_sequence_nodes.py and tests/test_one_form.py). Each step is
 recurrent_steps.py's lstm_step on the running rows, the very arrays LSTMStep computes.
 
@@ -22,7 +22,7 @@ from .running_rows import RunningRows
 class LSTMSequence(Function):
     """forward(gi (B, T, 4H) = x W_ih^T + b_ih, h0 (B, H), c0 (B, H), weight_hh (4H, H),
     bias_hh (4H,) or None, lengths (B,) ints or None, reverse) -> (outputs (B, T, H), h_last, c_last).
-    Equals nn.LSTM's step loop (nn/recurrent.py, RecurrentLayer._steps, with the outputs zeroed past each length)."""
+    Equals nn.LSTM's step loop (nn/recurrent.py, composed_sequence: the outputs zeroed past each length)."""
 
     used_inside = (0,)  # each state makes the next
 

@@ -1,7 +1,8 @@
 """Scaled dot-product attention (Vaswani et al. 2017) as one graph node: its three stages fused.
 
-It equals nn/sdpa.py's attention_composed (the same stages as autograd ops: MatMul, Mul,
-Softmax, MatMul), which runs instead under `ta.fused(False)`:
+It is the block `attention`'s fused form (ops/blocks.py) and equals its reference,
+nn/scaled_dot_product_attention.py's attention_composed (the same stages as autograd ops: MatMul,
+Mul, Softmax, MatMul), which runs instead under `ta.fused(False)`:
 
     scores  S = Q K^T * scale (+ bias)     (how well each query matches each key)
     weights W = softmax(S) over the keys   (masked places get exactly 0)
@@ -25,7 +26,7 @@ class ScaledDotProductAttention(Function):
     """(O, W) = (arrays.softmax(Q K^T * scale + bias, mask) V, arrays.softmax(...)); backward in the module docstring.
 
     bias (added to the scores) and keep (dropout's multiplier of the weights) may be None.
-    Equals nn/sdpa.py's attention_composed(q, k, v, mask, scale, bias, keep).
+    Equals nn/scaled_dot_product_attention.py's attention_composed(q, k, v, mask, scale, bias, keep).
     """
 
     used_inside = (1,)  # the weights make the output
