@@ -22,7 +22,7 @@ from numba import types
 from numba.extending import overload
 
 from .fast_activations import fast_tanh
-from .fast_exp import fast_exp
+from .fast_exp import _fma, fast_exp
 from ..erf import _A, _B, _C, _D
 from ..gelu import CUBIC, SQRT_2_OVER_PI
 
@@ -37,23 +37,24 @@ _A0, _A1, _A2, _A3, _A4 = (_f(c) for c in _A)
 _B1, _B2, _B3, _B4 = (_f(c) for c in _B[1:])
 _C0, _C1, _C2, _C3, _C4, _C5, _C6, _C7, _C8 = (_f(c) for c in _C)
 _D1, _D2, _D3, _D4, _D5, _D6, _D7, _D8 = (_f(c) for c in _D[1:])
-_RSQRT2, _SMALL, _CLAMP = _f(1 / math.sqrt(2)), _f(0.46875), _f(10.0)
-_HALF, _ONE, _ZERO, _SIXTEENTH, _SIXTEEN = _f(0.5), _f(1.0), _f(0.0), _f(1 / 16), _f(16.0)
+_RSQRT2, _CLAMP = _f(1 / math.sqrt(2)), _f(14.0)
+_HALF, _ONE, _ZERO = _f(0.5), _f(1.0), _f(0.0)
 
 
 def _cdf_f32(x):
-    y = abs(x) * _RSQRT2
-    z = y * y
-    half_erf = _HALF * y * ((((_A0 * z + _A1) * z + _A2) * z + _A3) * z + _A4) / ((((z + _B1) * z + _B2) * z + _B3) * z + _B4)
-    w = y if y < _CLAMP else _CLAMP
-    s = _f(np.int32(w * _SIXTEEN)) * _SIXTEENTH  # w >= 0: truncation is floor
-    c = (((((((_C0 * w + _C1) * w + _C2) * w + _C3) * w + _C4) * w + _C5) * w + _C6) * w + _C7) * w + _C8
-    d = (((((((w + _D1) * w + _D2) * w + _D3) * w + _D4) * w + _D5) * w + _D6) * w + _D7) * w + _D8
-    half_erfc = _HALF * fast_exp(-s * s) * fast_exp(-(w - s) * (w + s)) * c / d
-    if y <= _SMALL:
-        cdf = _HALF + half_erf if x >= _ZERO else _HALF - half_erf
-    else:
-        cdf = _ONE - half_erfc if x >= _ZERO else half_erfc
+    a = abs(x)
+    a = a if a < _CLAMP else _CLAMP
+    w = a * _RSQRT2
+    c = _fma(_fma(_fma(_fma(_fma(_fma(_fma(_fma(_C0, w, _C1), w, _C2), w, _C3), w, _C4), w, _C5), w, _C6), w, _C7),
+             w, _C8)
+    d = _fma(_fma(_fma(_fma(_fma(_fma(_fma(_fma(w, _ONE, _D1), w, _D2), w, _D3), w, _D4), w, _D5), w, _D6), w, _D7),
+             w, _D8)
+    # exp(-x^2 / 2) = exp(-hi) exp(-lo) = exp(-hi) (1 - lo) to 1e-11, hi + lo = x^2 / 2 exactly
+    hi = _HALF * (a * a)
+    e = fast_exp(-hi)
+    e = _fma(-_HALF * _fma(a, a, -(a * a)), e, e)
+    half_erfc = _HALF * e * c / d
+    cdf = _ONE - half_erfc if x >= _ZERO else half_erfc
     return cdf if x == x else x
 
 
