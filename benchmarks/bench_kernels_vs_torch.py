@@ -17,9 +17,12 @@ side is the ATen op its autograd calls on CPU, without autograd where ATen has o
                                    foreach path (torch._foreach_* as Adam(foreach=True) runs them)
                                                                              1e4 and 1e5 elements
 
-Both engines get the same numbers. Each round times every case once per engine (a median of a few
-hundred calls), the engine that goes first alternating round by round; the table gives each
-engine's median over rounds with its range and the median and range of the per-round ratio
+Both engines get the same numbers. Each round times every case once per engine, the engine that
+goes first alternating round by round, then the kernel's numpy reference (the door's fallback: a
+kernel that does not beat it leaves the table). A timing is the best of --repeats loops of calls
+long enough to take --min-time, by the thread's CPU time (the machine is shared: CPU time counts
+what a call computes, not how long it waited for a core; --wall for wall clock). The table gives
+each engine's median over rounds with its range, and the median and range of the per-round ratio
 tinyattn / torch (< 1: tinyattn faster). --write puts the table, the CPU model and the load into
 benchmarks/RESULTS.md's section "Kernels against PyTorch's own ops".
 """
@@ -43,8 +46,8 @@ import torch.nn.functional as F  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 from _timing import markdown_table  # noqa: E402
 
-from tinyattn.ops import reference  # noqa: E402
-from tinyattn.ops.kernels import adam, gelu, layer_norm, recurrent_gates, softmax  # noqa: E402
+from tinyattn.ops import fast_path, reference  # noqa: E402
+from tinyattn.ops.kernels import gelu, layer_norm, recurrent_gates  # noqa: E402
 
 SECTION = "## Kernels against PyTorch's own ops"
 RESULTS = os.path.join(os.path.dirname(__file__), "RESULTS.md")
@@ -69,14 +72,20 @@ def cases(dtype):
     return [case for group in (_gelu, _softmax, _layer_norm, _gru, _lstm, _adam) for case in group(rng, dtype, name)]
 
 
+def _ours(name, *args):
+    """(the compiled kernel `name` on args, its numpy reference on the same args), as calls."""
+    kernel, reference_function = fast_path.kernel(name), fast_path.reference(name)
+    return (lambda: kernel(*args)), (lambda: reference_function(*args))
+
+
 # one function per kernel: the lambdas close over its own arrays
 def _gelu(rng, dtype, name):
     out = []
     x, xt = _both(rng, (32, 64, 256), dtype, 1.5)
     g, gt = _both(rng, x.shape, dtype)
     _, cdf = gelu.gelu(x, "none")
-    out.append((f"GELU forward (32, 64, 256) {name}", lambda: gelu.gelu(x, "none"), lambda: F.gelu(xt)))
-    out.append((f"GELU backward (32, 64, 256) {name}", lambda: gelu.gelu_backward(x, cdf, g, "none"),
+    out.append((f"GELU forward (32, 64, 256) {name}", _ours("gelu", x, "none"), lambda: F.gelu(xt)))
+    out.append((f"GELU backward (32, 64, 256) {name}", _ours("gelu_backward", x, cdf, g, "none"),
                 lambda: torch.ops.aten.gelu_backward(gt, xt)))
     return out
 
@@ -88,7 +97,7 @@ def _softmax(rng, dtype, name):
     yt = torch.from_numpy(y.copy())
     g, gt = _both(rng, s.shape, dtype)
     torch_dtype = yt.dtype
-    out.append((f"softmax backward (32, 4, 64, 64) {name}", lambda: softmax.softmax_backward(y, g),
+    out.append((f"softmax backward (32, 4, 64, 64) {name}", _ours("softmax_backward", y, g),
                 lambda: torch._softmax_backward_data(gt, yt, -1, torch_dtype)))
     return out
 
@@ -101,10 +110,10 @@ def _layer_norm(rng, dtype, name):
     g, gt = _both(rng, x.shape, dtype)
     _, x_hat, inv_std = layer_norm.layer_norm(x, (1,), w, b, 1e-5)
     _, mean_t, rstd_t = torch.native_layer_norm(xt, (64,), wt, bt, 1e-5)
-    out.append((f"LayerNorm forward (2048, 64) {name}", lambda: layer_norm.layer_norm(x, (1,), w, b, 1e-5),
+    out.append((f"LayerNorm forward (2048, 64) {name}", _ours("layer_norm", x, (1,), w, b, 1e-5),
                 lambda: torch.native_layer_norm(xt, (64,), wt, bt, 1e-5)))
     out.append((f"LayerNorm backward (2048, 64) {name}",
-                lambda: layer_norm.layer_norm_backward(g, (1,), x_hat, inv_std, w),
+                _ours("layer_norm_backward", g, (1,), x_hat, inv_std, w),
                 lambda: torch.ops.aten.native_layer_norm_backward(gt, xt, (64,), mean_t, rstd_t, wt, bt,
                                                                   [True, False, False])))
     return out
@@ -130,10 +139,10 @@ def _gru(rng, dtype, name):
 
     leaves = [t.clone().requires_grad_() for t in (git, ght, ht)]
     gru_out = torch_gru(*leaves)
-    out.append((f"GRU gates forward (64, 64) {name}", lambda: recurrent_gates.gru_gates(gi, gh, h, None),
+    out.append((f"GRU gates forward (64, 64) {name}", _ours("gru_gates", gi, gh, h, None),
                 lambda: torch_gru(git, ght, ht)))
     out.append((f"GRU gates backward (64, 64) {name}",
-                lambda: recurrent_gates.gru_gates_backward(g, h, r, z, n, gh, None),
+                _ours("gru_gates_backward", g, h, r, z, n, gh, None),
                 lambda: torch.autograd.grad(gru_out, leaves, gt, retain_graph=True)))
     return out
 
@@ -154,10 +163,10 @@ def _lstm(rng, dtype, name):
 
     lstm_leaves = [t.clone().requires_grad_() for t in (gates_t, ct)]
     h_t, c_t = torch_lstm(*lstm_leaves)
-    out.append((f"LSTM gates forward (64, 64) {name}", lambda: recurrent_gates.lstm_gates(gates, c, h, None),
+    out.append((f"LSTM gates forward (64, 64) {name}", _ours("lstm_gates", gates, c, h, None),
                 lambda: torch_lstm(gates_t, ct)))
     out.append((f"LSTM gates backward (64, 64) {name}",
-                lambda: recurrent_gates.lstm_gates_backward(g, g, c, *lstm[2:], None),
+                _ours("lstm_gates_backward", g, g, c, *lstm[2:], None),
                 lambda: torch.autograd.grad((h_t, c_t), lstm_leaves, (gt, gt), retain_graph=True)))
     return out
 
@@ -183,12 +192,12 @@ def _adam(rng, dtype, name):
             torch._foreach_addcdiv_([pt], [mt], denom, -1e-2)
 
         out.append((f"Adam update ({size:,},) {name} vs fused",
-                    lambda p=p, g=g, m=m, v=v, args=args: adam.adam_update(p, g, m, v, *args),
+                    _ours("adam_update", p, g, m, v, *args),
                     lambda pt=pt, gt=gt, mt=mt, vt=vt, step_t=step_t: torch._fused_adam_(
                         [pt], [gt], [mt], [vt], [], [step_t], lr=1e-3, beta1=0.9, beta2=0.999, weight_decay=0.0,
                         eps=1e-8, amsgrad=False, maximize=False)))
         out.append((f"Adam update ({size:,},) {name} vs foreach",
-                    lambda p=p, g=g, m=m, v=v, args=args: adam.adam_update(p, g, m, v, *args), torch_foreach))
+                    _ours("adam_update", p, g, m, v, *args), torch_foreach))
     return out
 
 
@@ -216,29 +225,31 @@ def _loops(fn, min_time):
 
 def run(rounds, min_time, dtypes, repeats):
     torch.set_num_threads(1)
-    all_cases = [case for dtype in dtypes for case in cases(dtype)]
-    loops = [(_loops(ours, min_time), _loops(theirs, min_time)) for _, ours, theirs in all_cases]
-    times = [([], []) for _ in all_cases]
+    all_cases = [(label, ours[0], theirs, ours[1]) for dtype in dtypes for label, ours, theirs in cases(dtype)]
+    loops = [[_loops(fn, min_time) for fn in fns] for _, *fns in all_cases]
+    times = [([], [], []) for _ in all_cases]
     for r in range(rounds):
-        for k, (_, ours, theirs) in enumerate(all_cases):
-            order = ((0, ours), (1, theirs)) if (r + k) % 2 == 0 else ((1, theirs), (0, ours))
-            for side, fn in order:
-                times[k][side].append(_time_us(fn, loops[k][side], repeats))
+        for k, (_, *fns) in enumerate(all_cases):
+            order = (0, 1, 2) if (r + k) % 2 == 0 else (1, 0, 2)  # tinyattn and torch take turns going first
+            for side in order:
+                times[k][side].append(_time_us(fns[side], loops[k][side], repeats))
     rows = []
-    for (label, _, _), (ours, theirs) in zip(all_cases, times):
+    for (label, *_), (ours, theirs, numpy_reference) in zip(all_cases, times):
         ratios = sorted(a / b for a, b in zip(ours, theirs))
         rows.append({"kernel": label,
                      "tinyattn us": f"{statistics.median(ours):.1f} ({min(ours):.1f}-{max(ours):.1f})",
                      "torch us": f"{statistics.median(theirs):.1f} ({min(theirs):.1f}-{max(theirs):.1f})",
-                     "ratio": f"**{statistics.median(ratios):.2f}** ({ratios[0]:.2f}-{ratios[-1]:.2f})"})
+                     "ratio": f"**{statistics.median(ratios):.2f}** ({ratios[0]:.2f}-{ratios[-1]:.2f})",
+                     "numpy reference us": f"{statistics.median(numpy_reference):.1f}"})
     return rows
 
 
 def write_section(text):
-    """Replace (or append) RESULTS.md's section SECTION, up to the next "## " heading."""
+    """Replace (or append) RESULTS.md's section SECTION up to the next heading: a "### " note
+    under it (what the figures mean) stays."""
     with open(RESULTS) as f:
         content = f.read()
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^## |\Z)", re.S | re.M)
+    pattern = re.compile(re.escape(SECTION) + r".*?(?=^##+ |\Z)", re.S | re.M)
     if pattern.search(content):
         content = pattern.sub(lambda _: text, content, count=1)
     else:
@@ -262,7 +273,7 @@ def main():
     load_before, started = os.getloadavg()[0], datetime.datetime.now()
     rows = run(args.rounds, args.min_time, dtypes, args.repeats)
     load_after = os.getloadavg()[0]
-    table = markdown_table(rows, ["kernel", "tinyattn us", "torch us", "ratio"])
+    table = markdown_table(rows, ["kernel", "tinyattn us", "torch us", "ratio", "numpy reference us"])
     command = "python benchmarks/bench_kernels_vs_torch.py " + " ".join(sys.argv[1:])
     header = (f"Measured {started:%Y-%m-%d %H:%M} by `{command.strip()}` on {cpu_model()} ({os.cpu_count()} cores), "
               f"numpy {np.__version__}, torch {torch.__version__}, one thread each; 1-minute load average "

@@ -375,3 +375,13 @@ def test_kernels_write_into_out(name, dtype):
     if transposed.ndim > 1:
         with pytest.raises(ValueError, match="not C-contiguous"):
             compiled(*args, out=(transposed,) + tuple(want[1:]) if isinstance(want, tuple) else transposed)
+
+
+@pytest.mark.parametrize("name, shapes", [("gru_gates", [(4, 15), (4, 15), (4, 5)]), ("lstm_gates", [(4, 20), (4, 5), (4, 5)])])
+def test_float64_gate_forwards_run_the_reference(name, shapes):
+    """The door sends float64 GRU and LSTM forwards to numpy (their kernels lost to it there), float32 to the kernel."""
+    rng = np.random.default_rng(0)
+    for dtype, function in ((np.float64, fast_path.reference(name)), (np.float32, fast_path.kernel(name))):
+        args = [rng.standard_normal(s).astype(dtype) * 3 for s in shapes] + [None]
+        for got, want in zip(getattr(arrays, name)(*args), function(*args)):
+            np.testing.assert_array_equal(got, want, err_msg=f"{name} {np.dtype(dtype)}")
