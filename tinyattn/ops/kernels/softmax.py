@@ -39,15 +39,15 @@ from .fast_exp import fast_exp
 # Two kernels serve all four functions (a flag picks softmax or log-softmax): 2 kernels x
 # (float32, float64) = 4 compiled signatures. Both take C-contiguous 2-D (rows, n) arrays;
 # each row is a few passes over n numbers that stay in L1 cache, and each output entry is
-# written once. No fastmath: it lets LLVM assume there are no infinities, and masks and -inf
-# inputs rely on them. Arithmetic stays in the input dtype; only row sums are float64.
+# written once. No fastmath but REORDER_SUMS (below) on row sums: full fastmath lets LLVM assume
+# there are no infinities, and masks and -inf inputs rely on them. Arithmetic stays in the input dtype.
 #
 # What makes them fast (measured: ~9 ns per entry before, see benchmarks/bench_softmax.py):
 #  * exp is fast_exp (fast_exp.py), plain arithmetic that LLVM vectorizes, where math.exp
 #    is one libm call per entry (~3 ns float32, ~9 ns float64);
-#  * reductions (max, sums) use 8 independent accumulators: without fastmath LLVM may not
-#    reorder a single `s += a[j]` chain, so it runs one add per add-latency, not vectorized.
-#    Eight partial sums are legal IEEE code with 8x the parallelism;
+#  * the max uses 8 independent accumulators: without fastmath LLVM may not reorder a single
+#    chain, so it runs one compare per latency, not vectorized; eight partial maxima are legal
+#    IEEE code with 8x the parallelism. Sums may be reordered (REORDER_SUMS), so LLVM vectorizes them;
 #  * every loop is branch-free: a row is either unmasked, fully excluded, or masked by a
 #    contiguous row of bools (the mask's last axis is never strided), read as a select.
 #
@@ -82,34 +82,21 @@ def _max8(x):
     return m0 if m0 > m4 else m4
 
 
-@numba.njit(cache=True, nogil=True)
-def _sum8(a, b, dot):
-    """sum(a * b) if dot else sum(a), in float64, with 8 partial sums."""
-    n = a.shape[0]
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    n8 = n - n % 8
-    for j in range(0, n8, 8):
-        if dot:
-            s0 += a[j] * b[j]
-            s1 += a[j + 1] * b[j + 1]
-            s2 += a[j + 2] * b[j + 2]
-            s3 += a[j + 3] * b[j + 3]
-            s4 += a[j + 4] * b[j + 4]
-            s5 += a[j + 5] * b[j + 5]
-            s6 += a[j + 6] * b[j + 6]
-            s7 += a[j + 7] * b[j + 7]
-        else:
-            s0 += a[j]
-            s1 += a[j + 1]
-            s2 += a[j + 2]
-            s3 += a[j + 3]
-            s4 += a[j + 4]
-            s5 += a[j + 5]
-            s6 += a[j + 6]
-            s7 += a[j + 7]
-    for j in range(n8, n):
-        s0 += a[j] * b[j] if dot else a[j]
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+# A row sum may be reordered and its multiply-adds fused: fastmath with only "reassoc" and
+# "contract", never "nnan" or "ninf", so infinities and NaNs still propagate as IEEE says while
+# LLVM vectorizes the sum itself. Sums are in the input dtype, as numpy's reference: 2x faster
+# than float64 sums over 8 partial sums on rows of 64 (benchmarks/bench_kernels_vs_torch.py). The
+# forward reorders only its sum of exponentials (each in [0, 1], or NaN); its masks and -inf
+# entries pass through strict code.
+REORDER_SUMS = {"reassoc", "contract"}
+
+
+@numba.njit(cache=True, nogil=True, fastmath=REORDER_SUMS)
+def _sum_reordered(a):
+    s = a.dtype.type(0.0)
+    for j in range(a.shape[0]):
+        s += a[j]
+    return s
 
 
 @numba.njit(cache=True, nogil=True)
@@ -165,7 +152,7 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
             d = xr[j] - m
             e = fast_exp(zero if d < lowest else d)  # (a NaN d is not < lowest: it stays NaN)
             buf[j] = zero if d < lowest else e
-        s = _sum8(buf, buf, False)
+        s = _sum_reordered(buf)
         if log:
             log_s = T(math.log(s))
             for j in range(n):
@@ -174,14 +161,6 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
             inv = T(1.0 / s)  # one multiply per entry instead of a divide
             for j in range(n):
                 out[r, j] = buf[j] * inv
-
-
-# The backward's one reduction may be reordered and its multiply-adds fused: fastmath with only
-# "reassoc" and "contract", never "nnan" or "ninf", so infinities and NaNs in g still propagate as
-# IEEE says while LLVM vectorizes the sum itself (no mask passes here). It sums in the input dtype,
-# as numpy's reference does: 2x faster than _sum8's float64 partial sums on rows of 64
-# (benchmarks/bench_kernels_vs_torch.py).
-REORDER_SUMS = {"reassoc", "contract"}
 
 
 @numba.njit(cache=True, nogil=True, fastmath=REORDER_SUMS)
