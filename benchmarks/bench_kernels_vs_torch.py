@@ -6,6 +6,8 @@ The kernels are the compiled ones the door runs (tinyattn/ops/kernels/), called 
 side is the ATen op its autograd calls on CPU, without autograd where ATen has one:
 
     GELU forward / backward        F.gelu / aten.gelu_backward               (32, 64, 256), GPT's MLP
+    softmax forward (causal mask)  masked_fill + torch._softmax              (32, 4, 64, 64), GPT's attention
+    log_softmax forward            torch._log_softmax                        (32 * 64, 94), GPT's loss
     softmax backward               torch._softmax_backward_data              (32, 4, 64, 64), GPT's attention
     LayerNorm forward / backward   torch.native_layer_norm / aten.native_layer_norm_backward, dx only
                                                                              (32 * 64, 64), GPT's blocks
@@ -92,7 +94,14 @@ def _gelu(rng, dtype, name):
 
 def _softmax(rng, dtype, name):
     out = []
-    s, _ = _both(rng, (32, 4, 64, 64), dtype, 2.0)
+    s, st = _both(rng, (32, 4, 64, 64), dtype, 2.0)
+    causal = np.tril(np.ones((64, 64), bool))  # True = may attend, as tinyattn's masks
+    excluded = torch.from_numpy(~causal)
+    out.append((f"softmax forward, causal (32, 4, 64, 64) {name}", _ours("softmax", s, causal),
+                lambda: torch._softmax(st.masked_fill(excluded, float("-inf")), -1, False)))
+    logits, logits_t = _both(rng, (32 * 64, 94), dtype, 2.0)
+    out.append((f"log_softmax forward (2048, 94) {name}", _ours("log_softmax", logits),
+                lambda: torch._log_softmax(logits_t, -1, False)))
     y = reference.softmax(s)
     yt = torch.from_numpy(y.copy())
     g, gt = _both(rng, s.shape, dtype)
