@@ -2,8 +2,9 @@
 
     python benchmarks/bench_kernels_vs_torch.py [--rounds 9] [--write]
 
-The kernels are the compiled ones the door runs (tinyattn/ops/kernels/), called directly; torch's
-side is the ATen op its autograd calls on CPU, without autograd where ATen has one:
+The kernels are the compiled ones of fast_path.TABLE (tinyattn/ops/kernels/), called directly,
+also where the door sends a dtype to the reference instead (float64 gate forwards); torch's side
+is the ATen op its autograd calls on CPU, without autograd where ATen has one:
 
     GELU forward / backward        F.gelu / aten.gelu_backward               (32, 64, 256), GPT's MLP
     softmax forward (causal mask)  masked_fill + torch._softmax              (32, 4, 64, 64), GPT's attention
@@ -69,7 +70,7 @@ def _both(rng, shape, dtype, scale=1.0):
 
 
 def cases(dtype):
-    """(label, tinyattn call, torch call) at the models' shapes, in `dtype`."""
+    """(label, (kernel call, numpy reference call), torch call) at the models' shapes, in `dtype`."""
     rng, name = np.random.default_rng(0), np.dtype(dtype).name
     return [case for group in (_gelu, _softmax, _layer_norm, _gru, _lstm, _adam) for case in group(rng, dtype, name)]
 
