@@ -289,8 +289,8 @@ def main():
               f"numpy {np.__version__}, torch {torch.__version__}, one thread each; 1-minute load average "
               f"{load_before:.1f} before, {load_after:.1f} after. {args.rounds} interleaved rounds, each "
               f"the best of {args.repeats} timings of >= {args.min_time * 1e3:g} ms by "
-              f"{'wall clock' if args.wall else 'the thread CPU time'}: times are medians (range) over rounds, the ratio tinyattn / torch is the median (range) of the per-round "
-              f"ratios (< 1: tinyattn faster).")
+              f"{'wall clock' if args.wall else 'the thread CPU time'}: times are medians (range) over rounds, "
+              f"the ratio tinyattn / torch is the median (range) of the per-round ratios (< 1: tinyattn faster).")
     print(header + "\n\n" + table)
     if args.write:
         write_section(f"{SECTION}\n\n{header}\n\n{table}\n\n")

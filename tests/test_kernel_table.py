@@ -346,7 +346,8 @@ def test_float32_gelu_kernel_within_1e_6_of_the_exact_value():
 
 OUT_CASES = {  # kernel: (arguments, which results out= takes, as one array or a tuple)
     "softmax_backward": lambda rng: (reference.softmax(rng.standard_normal((3, 5))), rng.standard_normal((3, 5))),
-    "log_softmax_backward": lambda rng: (reference.log_softmax(rng.standard_normal((3, 5))), rng.standard_normal((3, 5))),
+    "log_softmax_backward": lambda rng: (reference.log_softmax(rng.standard_normal((3, 5))),
+                                         rng.standard_normal((3, 5))),
     "gelu": lambda rng: (rng.standard_normal((2, 3, 4)), "none"),
     "gelu_backward": lambda rng: (rng.standard_normal((2, 3)), rng.random((2, 3)), rng.standard_normal((2, 3)), "none"),
     "layer_norm": lambda rng: (rng.standard_normal((2, 3, 4)), (2,), rng.standard_normal(4), None, 1e-5),
@@ -377,7 +378,8 @@ def test_kernels_write_into_out(name, dtype):
             compiled(*args, out=(transposed,) + tuple(want[1:]) if isinstance(want, tuple) else transposed)
 
 
-@pytest.mark.parametrize("name, shapes", [("gru_gates", [(4, 15), (4, 15), (4, 5)]), ("lstm_gates", [(4, 20), (4, 5), (4, 5)])])
+@pytest.mark.parametrize("name, shapes", [("gru_gates", [(4, 15), (4, 15), (4, 5)]),
+                                          ("lstm_gates", [(4, 20), (4, 5), (4, 5)])])
 def test_float64_gate_forwards_run_the_reference(name, shapes):
     """The door sends float64 GRU and LSTM forwards to numpy (their kernels lost to it there), float32 to the kernel."""
     rng = np.random.default_rng(0)
