@@ -73,6 +73,9 @@ def _cdf_f32(x):
              w, _D8)
     half_erfc = _HALF * _exp_of_minus_half_square_f32(a) * c / d
     cdf = _ONE - half_erfc if x >= _ZERO else half_erfc
+    # At +-inf the clamp above would leave a tiny tail; the reference's Phi is exactly 1 or 0 there,
+    # so gelu(-inf) = -inf * 0 is NaN in both (as PyTorch's).
+    cdf = cdf if abs(x) < np.inf else (_ONE if x > _ZERO else _ZERO)
     return cdf if x == x else x
 
 
