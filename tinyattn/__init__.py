@@ -65,6 +65,7 @@ from .autograd.dtypes import bool, float16, float32, float64, int32, int64  # no
 from . import data, metrics, models, nn, optim, viz  # noqa: E402  (after the engine they build on)
 from .nn.fused.switch import fused, is_fused  # noqa: E402  (the one switch for every fused node)
 from .train.checkpoint import CheckpointError, load, save  # noqa: E402
+from .compile import compile  # noqa: E402,A004  (torch.compile's name; the engine never imports it)
 from .ops.blas_threads import apply_default as _one_blas_thread, blas_threads, set_blas_threads  # noqa: E402
 
 from .autograd.spellings import module_getattr  # noqa: E402

@@ -1,0 +1,363 @@
+"""Capture: run a step eagerly once and write down every array call it makes.
+
+The engine does not know about the compiler. While a step is captured, the Recorder installs
+itself at a few seams and takes itself out afterwards:
+
+    Function.apply          every op's forward: the op, its arguments, its outputs
+    ctx.fn.backward         every node's backward, as the engine's own walk calls it
+    tinyattn's generator    every random draw (dropout masks): drawn again at replay, not frozen
+    Optimizer.step/zero_grad, Module.zero_grad   called again at replay (their Python computes
+                            the learning rate and Adam's bias corrections fresh each step)
+    Module.__call__         which modules ran, to guard their train/eval switch
+    Tensor.backward         refuses retain_graph=True and ta.autograd.trace (not replayable)
+
+Everything the step computes lives in numbered registers; an instruction names the registers it
+reads and writes. Arrays made by plain numpy from the step's inputs, from draws or from ops'
+outputs are followed as `Traced` arrays (traced.py). An array that comes from nowhere the capture
+can see (a parameter is "live": read again at replay; anything else is a constant) is compared
+between the first two captures of a signature (step.py): one that changed is data the step made
+for itself in Python, and the step runs eagerly rather than replay a frozen copy.
+"""
+import sys
+
+import numpy as np
+
+from ..autograd import rng as _rng, tracing as _tracing
+from ..autograd.function import Function
+from ..autograd.tensor import Tensor
+from ..nn.module import Module
+from ..optim.optimizer import Optimizer
+from . import traced as _traced
+from .traced import UNTRACKED, Refused, Traced, plain
+
+
+class Reg:
+    """A register in an instruction's arguments: its value at replay comes from the plan."""
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __eq__(self, other):
+        return isinstance(other, Reg) and other.index == self.index
+
+    __hash__ = None
+
+
+class Live:
+    """A tensor from outside the step (a parameter): its .data is read again at replay."""
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+class Recorder:
+    def __init__(self):
+        self.code = []       # instructions: (kind, ...) tuples, in the order the step ran them
+        self.values = []     # register -> its capture-time value (held, so every id() stays unique)
+        self.ids = {}        # id(object) -> (register, object): arrays and views of registers, input floats
+        self.kept = []       # views handed out: held so that their id() stays theirs
+        self.wheres = []     # instruction -> the line of user code that made it (for messages)
+        self.modules = {}    # id -> module whose forward ran
+        self.live = {}       # id -> tensor from outside the step that an op read
+        self.inputs = []     # (position, kind, register, value): the step's arguments in registers (step.py)
+        self.backwarded = set()  # node registers whose backward ran
+        self.leaves = []     # tensors whose .grad the plan writes
+        self.depth = 0       # > 0 inside an op, an optimiser step...: nothing inside is recorded
+        self.side_effect = False  # an optimiser step ran: a guard after it could not be undone
+        self.doing = "the step"   # what is being recorded, for messages
+        self.refused = None       # why the step cannot be replayed, once known
+
+    # --- registers and references ------------------------------------------------------------
+    def new_reg(self, value):
+        self.values.append(value)
+        self.ids[id(value)] = (len(self.values) - 1, value)
+        return len(self.values) - 1
+
+    def alias(self, reg, value):
+        """`value` (a view of register `reg`'s array) stands for that register too."""
+        self.kept.append(value)
+        self.ids[id(value)] = (reg, value)
+
+    def follow(self, array):
+        """A Traced view of `array` in a new register (the plain array maps to it too)."""
+        view = array.view(Traced)
+        view.reg = self.new_reg(array)
+        self.alias(view.reg, view)
+        return view
+
+    def ref(self, value):
+        """`value` as an instruction argument: Reg for what the plan computes, else a constant."""
+        cls = value.__class__
+        if cls is Traced:
+            if value.reg == UNTRACKED:
+                raise Refused("an array made from the step's data by a numpy call the capture does not follow "
+                              f"(a method such as .argmax or iteration) reached {self.doing}")
+            return Reg(value.reg)
+        if cls in (tuple, list):
+            return cls(self.ref(v) for v in value)
+        if cls is dict:
+            return {k: self.ref(v) for k, v in value.items()}
+        hit = self.ids.get(id(value))
+        if hit is not None and hit[1] is value:
+            return Reg(hit[0])
+        if isinstance(value, np.ndarray):
+            return self._view_of_register(value)
+        return value
+
+    def _view_of_register(self, array):
+        """np.asarray(traced) is a plain view of the same memory: the same register."""
+        base = array.base
+        while isinstance(base, np.ndarray):
+            hit = self.ids.get(id(base))
+            if hit is not None and hit[1] is base and (base.shape, base.strides, base.dtype) == (array.shape, array.strides, array.dtype) \
+                    and base.ctypes.data == array.ctypes.data:
+                return Reg(hit[0])
+            base = base.base
+        return array
+
+    def emit(self, *instruction):
+        self.code.append(instruction)
+        self.wheres.append(_user_line())
+
+    # --- what the seams call --------------------------------------------------------------------
+    def apply(self, cls, args):
+        self.doing = cls.__name__
+        template = []
+        for arg in args:
+            if isinstance(arg, Tensor):
+                data = arg.data
+                item = self.ref(data)
+                if data.__class__ is Traced:  # the op gets plain arrays: the tensor keeps a plain view
+                    arg.data = data.view(np.ndarray)
+                    self.alias(data.reg, arg.data)
+                if not isinstance(item, Reg) and arg.requires_grad:
+                    if not arg.is_leaf:
+                        raise Refused(f"{cls.__name__} got a tensor made outside the step that requires grad: "
+                                      "backward would leave the step; compute it inside the step")
+                    self.live[id(arg)] = arg
+                    item = Live(arg)
+                template.append(item)
+            else:
+                template.append(self.ref(arg))
+        args = tuple(plain(arg) for arg in args)
+        self.depth += 1
+        try:
+            result = _apply(cls, *args)
+        finally:
+            self.depth -= 1
+        outputs = result if isinstance(result, tuple) else (result,)
+        node = next((o._ctx for o in outputs if o._ctx is not None), None)
+        needs = node.needs_input_grad if node is not None else (False,) * len(args)
+        regs = []
+        for output in outputs:
+            output.data = self.follow(output.data)
+            regs.append(output.data.reg)
+        node_reg = None
+        if node is not None:
+            node_reg = self.new_reg(node)
+            node.fn = _Backward(cls, self, node_reg)
+        self.emit("forward", cls, tuple(template), needs, tuple(regs), node_reg,
+                  isinstance(result, tuple), tuple(o.data.shape for o in outputs))
+        return result
+
+    def backward(self, cls, node_reg, node, grads):
+        self.doing = f"{cls.__name__}.backward"
+        if node.hooks is not None:
+            raise Refused(f"a hook (register_hook or retain_grad) on an output of {cls.__name__}")
+        for arg, need in zip(node.args, node.needs_input_grad):
+            if need and isinstance(arg, Tensor) and arg.is_leaf and arg._hooks:
+                raise Refused("a hook (register_hook) on a leaf tensor")
+        refs = tuple(self.ref(g) for g in grads)
+        self.depth += 1
+        try:
+            result = cls.backward(node, *plain(grads))
+        finally:
+            self.depth -= 1
+        if result.__class__ is not tuple:
+            result = tuple(result) if isinstance(result, list) else (result,)
+        out = tuple(None if g is None else self.follow(g) for g in result)
+        self.backwarded.add(node_reg)
+        self.emit("backward", cls, node_reg, refs, tuple(None if g is None else g.reg for g in out))
+        for arg, grad, need in zip(node.args, out, node.needs_input_grad):
+            if need and grad is not None and isinstance(arg, Tensor) and arg.is_leaf:
+                self.leaves.append(arg)
+                self.emit("leaf", self.leaf_ref(arg), grad.reg)
+        return out
+
+    def leaf_ref(self, tensor):
+        """Where the leaf is at replay: the step's input tensor in its register, or a live tensor."""
+        for _, kind, reg, value in self.inputs:
+            if kind == "tensor" and value is tensor:
+                return Reg(reg)
+        self.live[id(tensor)] = tensor
+        return Live(tensor)
+
+    def host(self, function, args, kwargs):
+        self.doing = getattr(function, "__name__", str(function))
+        out = kwargs.get("out")
+        if out is not None:
+            targets = out if isinstance(out, tuple) else (out,)
+            if any(t is leaf.grad for t in targets for leaf in self.leaves):
+                return function(*plain(args), **plain(kwargs))  # the walk adding into a leaf's .grad: a "leaf" instruction
+            if not all(isinstance(self.ref(t), Reg) for t in targets):
+                raise Refused(f"numpy's {self.doing} writes a value of the step into an array outside it")
+        targs, tkwargs = self.ref(args), self.ref(kwargs)
+        self.depth += 1
+        try:
+            result = function(*plain(args), **plain(kwargs))
+        finally:
+            self.depth -= 1
+        if out is not None:
+            self.emit("host", function, targs, tkwargs, (), ())
+            return out
+        if result is None:
+            self.emit("host", function, targs, tkwargs, (), ())
+            return None
+        results = result if isinstance(result, tuple) else (result,)
+        if not all(isinstance(r, (np.ndarray, np.generic)) for r in results):
+            # np.shape, np.ndim...: a Python value from the arrays: guard it
+            self.emit("guard", function, targs, tkwargs, result)
+            return result
+        followed = tuple(self.follow(np.asarray(r)) for r in results)
+        self.emit("host", function, targs, tkwargs, tuple(f.reg for f in followed), tuple(f.shape for f in followed))
+        return followed if isinstance(result, tuple) else followed[0]
+
+    def read(self, array, convert):
+        self.doing = "a value read into Python"
+        value = convert(array.view(np.ndarray))
+        if self.side_effect:
+            raise Refused(f"a value read into Python after opt.step() ({_user_line()})")
+        self.emit("guard", convert, (self.ref(array),), {}, value)
+        return value
+
+    def draw(self, name, method, args, kwargs):
+        value = method(*plain(args), **plain(kwargs))
+        if self.depth:
+            return value  # inside an op: its forward draws again at replay
+        if not isinstance(value, np.ndarray):
+            self.stop(f"a random number drawn into Python (generator().{name}() gave a {type(value).__name__})")
+            return value
+        view = self.follow(value)
+        self.emit("draw", name, self.ref(args), self.ref(kwargs), view.reg)
+        return view
+
+    def stop(self, why):
+        """Give up this capture: say why, and let the rest of the step run eagerly."""
+        global _active
+        self.refused = str(why)
+        _active = _traced.recorder = None
+
+    def call(self, method, *args, **kwargs):
+        """An optimiser's step or zero_grad: run now, and again at replay."""
+        if self.depth or self.refused:
+            return method(*args, **kwargs)
+        self.emit("call", method, args, kwargs)
+        self.side_effect = self.side_effect or method.__name__ == "step"
+        self.depth += 1
+        try:
+            return method(*args, **kwargs)
+        finally:
+            self.depth -= 1
+
+
+class _Backward:
+    """Stands in for a node's Function while the step is captured: the walk calls its backward."""
+
+    def __init__(self, cls, recorder, node_reg):
+        self.cls, self.recorder, self.node_reg, self.__name__ = cls, recorder, node_reg, cls.__name__
+
+    def __getattr__(self, name):
+        return getattr(self.cls, name)
+
+    def backward(self, node, *grads):
+        if _active is self.recorder:
+            try:
+                return self.recorder.backward(self.cls, self.node_reg, node, grads)
+            except Refused as why:
+                self.recorder.stop(why)
+        return self.cls.backward(node, *plain(grads))  # not captured (any more)
+
+
+class _Draws:
+    """tinyattn's generator while a step is captured: each draw becomes a "draw" instruction."""
+
+    def __init__(self, recorder, generator):
+        self._recorder, self._generator = recorder, generator
+
+    def __getattr__(self, name):
+        attr = getattr(self._generator, name)
+        if not callable(attr) or name.startswith("_") or name == "bit_generator" or self._recorder.refused:
+            return attr
+        return lambda *args, **kwargs: self._recorder.draw(name, attr, args, kwargs)
+
+
+# --- installing and removing the seams --------------------------------------------------------
+_active = None  # the Recorder of the step being captured
+_apply = Function.apply.__func__
+_tensor_backward = Tensor.backward
+_step, _zero_grad, _module_zero_grad = Optimizer.step, Optimizer.zero_grad, Module.zero_grad
+_module_call = Module.__call__
+
+
+def active():
+    return _active
+
+
+def _seam_apply(cls, *args):
+    if _active is not None and not _active.depth:
+        try:
+            return _active.apply(cls, args)
+        except Refused as why:
+            _active.stop(why)
+    return _apply(cls, *args)
+
+
+def _seam_backward(self, grad=None, retain_graph=False):
+    if _active is not None and retain_graph:
+        _active.stop("backward(retain_graph=True): a replayed step keeps no graph")
+    if _active is not None and _tracing.recording() is not None:
+        _active.stop("ta.autograd.trace() watches the walk, which a replay does not run")
+    return _tensor_backward(self, grad, retain_graph)
+
+
+def _seam_module_call(self, *args, **kwargs):
+    if _active is not None:
+        _active.modules[id(self)] = self
+    return _module_call(self, *args, **kwargs)
+
+
+def install(recorder):
+    global _active
+    _active = _traced.recorder = recorder
+    Function.apply = classmethod(_seam_apply)
+    Tensor.backward = _seam_backward
+    Optimizer.step = lambda self: recorder.call(_step.__get__(self))
+    Optimizer.zero_grad = lambda self, *a, **k: recorder.call(_zero_grad.__get__(self), *a, **k)
+    Module.zero_grad = lambda self, *a, **k: recorder.call(_module_zero_grad.__get__(self), *a, **k)
+    Module.__call__ = _seam_module_call
+    recorder.generator = _rng._generator
+    _rng._generator = _Draws(recorder, recorder.generator)
+
+
+def remove(recorder):
+    global _active
+    _active = _traced.recorder = None
+    Function.apply = classmethod(_apply)
+    Tensor.backward = _tensor_backward
+    Optimizer.step, Optimizer.zero_grad, Module.zero_grad = _step, _zero_grad, _module_zero_grad
+    Module.__call__ = _module_call
+    if isinstance(_rng._generator, _Draws):  # (a manual_seed inside the step put in a new one)
+        _rng._generator = recorder.generator
+
+
+_HERE = __file__.rsplit("/", 2)[0]  # tinyattn/
+
+
+def _user_line():
+    """file:line of the innermost frame outside tinyattn/compile and numpy: where to look."""
+    frame = sys._getframe(2)
+    while frame is not None and ("/compile/" in frame.f_code.co_filename or "/numpy/" in frame.f_code.co_filename):
+        frame = frame.f_back
+    return "?" if frame is None else f"{frame.f_code.co_filename.replace(_HERE, 'tinyattn')}:{frame.f_lineno}"
