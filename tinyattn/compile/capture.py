@@ -58,6 +58,7 @@ class Recorder:
         self.values = []     # register -> its capture-time value (held, so every id() stays unique)
         self.ids = {}        # id(object) -> (register, object): arrays and views of registers, input floats
         self.kept = []       # views handed out: held so that their id() stays theirs
+        self.places = {}     # (address, shape, strides, dtype) -> register: plain views of registers
         self.wheres = []     # instruction -> the line of user code that made it (for messages)
         self.modules = {}    # id -> module whose forward ran
         self.live = {}       # id -> tensor from outside the step that an op read
@@ -72,8 +73,11 @@ class Recorder:
     # --- registers and references ------------------------------------------------------------
     def new_reg(self, value):
         self.values.append(value)
-        self.ids[id(value)] = (len(self.values) - 1, value)
-        return len(self.values) - 1
+        reg = len(self.values) - 1
+        self.ids[id(value)] = (reg, value)
+        if isinstance(value, np.ndarray):
+            self.places[_place(value)] = reg
+        return reg
 
     def alias(self, reg, value):
         """`value` (a view of register `reg`'s array) stands for that register too."""
@@ -107,15 +111,10 @@ class Recorder:
         return value
 
     def _view_of_register(self, array):
-        """np.asarray(traced) is a plain view of the same memory: the same register."""
-        base = array.base
-        while isinstance(base, np.ndarray):
-            hit = self.ids.get(id(base))
-            if hit is not None and hit[1] is base and (base.shape, base.strides, base.dtype) == (array.shape, array.strides, array.dtype) \
-                    and base.ctypes.data == array.ctypes.data:
-                return Reg(hit[0])
-            base = base.base
-        return array
+        """np.asarray(traced), x.data of a view...: a plain array over exactly a register's memory is
+        that register (every register's array is held during the capture, so no memory is reused)."""
+        reg = self.places.get(_place(array))
+        return array if reg is None else Reg(reg)
 
     def emit(self, *instruction):
         self.code.append(instruction)
@@ -299,6 +298,7 @@ _apply = Function.apply.__func__
 _tensor_backward = Tensor.backward
 _step, _zero_grad, _module_zero_grad = Optimizer.step, Optimizer.zero_grad, Module.zero_grad
 _module_call = Module.__call__
+_np_asarray, _np_array = np.asarray, np.array
 
 
 def active():
@@ -328,8 +328,23 @@ def _seam_module_call(self, *args, **kwargs):
     return _module_call(self, *args, **kwargs)
 
 
+def _seam_asarray(a, dtype=None, *args, **kwargs):
+    """np.asarray keeps a Traced array Traced (numpy's own hands back a plain view, which the
+    capture could no longer follow through the numpy code after it)."""
+    if a.__class__ is Traced and _active is not None and not _active.depth and not args and not kwargs:
+        return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
+    return _np_asarray(a, dtype, *args, **kwargs)
+
+
+def _seam_array(a, *args, **kwargs):
+    if a.__class__ is Traced and _active is not None and not _active.depth:
+        return _traced._host(_np_array, (a,) + args, kwargs)
+    return _np_array(a, *args, **kwargs)
+
+
 def install(recorder):
     global _active
+    np.asarray, np.array = _seam_asarray, _seam_array
     _active = _traced.recorder = recorder
     Function.apply = classmethod(_seam_apply)
     Tensor.backward = _seam_backward
@@ -343,6 +358,7 @@ def install(recorder):
 
 def remove(recorder):
     global _active
+    np.asarray, np.array = _np_asarray, _np_array
     _active = _traced.recorder = None
     Function.apply = classmethod(_apply)
     Tensor.backward = _tensor_backward
@@ -350,6 +366,10 @@ def remove(recorder):
     Module.__call__ = _module_call
     if isinstance(_rng._generator, _Draws):  # (a manual_seed inside the step put in a new one)
         _rng._generator = recorder.generator
+
+
+def _place(array):
+    return array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str
 
 
 _HERE = __file__.rsplit("/", 2)[0]  # tinyattn/

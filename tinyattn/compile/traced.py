@@ -59,6 +59,14 @@ class Traced(np.ndarray):
         return _host(np.ndarray.copy, (self, order), {})
 
     @property
+    def data(self):
+        # tinyattn's idiom `getattr(x, "data", x)` (a Tensor or an array) would give numpy's
+        # memoryview here, whose arrays the capture cannot follow: while capturing, the array itself.
+        if recorder is not None and not recorder.depth:
+            return self
+        return memoryview(self.view(np.ndarray))
+
+    @property
     def T(self):
         return _host(np.transpose, (self,), {})
 
