@@ -60,7 +60,7 @@ class Recorder:
         self.kept = []       # views handed out: held so that their id() stays theirs
         self.places = {}     # (address, shape, strides, dtype) -> register: plain views of registers
         self.wheres = []     # instruction -> the line of user code that made it (for messages)
-        self.modules = {}    # id -> module whose forward ran
+        self.modules = {}    # id -> (module, its train/eval switch when first called)
         self.live = {}       # id -> tensor from outside the step that an op read
         self.inputs = []     # (position, kind, register, value): the step's arguments in registers (step.py)
         self.backwarded = set()  # node registers whose backward ran
@@ -248,8 +248,24 @@ class Recorder:
         self.refused = str(why)
         _active = _traced.recorder = None
 
+    def follow_grads(self):
+        """After a backward: each leaf's .grad as a Traced array, so that Python's work on it
+        inside the step (clipping: g *= scale) is captured too."""
+        for leaf in {id(leaf): leaf for leaf in self.leaves}.values():
+            if leaf.grad is not None and leaf.grad.__class__ is not Traced:
+                view = self.follow(leaf.grad)
+                self.emit("grad", self.leaf_ref(leaf), view.reg)
+                leaf.grad = view
+
+    def plain_grads(self):
+        """Leaves' .grad back to plain arrays (the same memory): for an optimiser's kernels, and the user."""
+        for leaf in self.leaves:
+            if leaf.grad.__class__ is Traced:
+                leaf.grad = leaf.grad.view(np.ndarray)
+
     def call(self, method, *args, **kwargs):
         """An optimiser's step or zero_grad: run now, and again at replay."""
+        self.plain_grads()
         if self.depth or self.refused:
             return method(*args, **kwargs)
         self.emit("call", method, args, kwargs)
@@ -298,6 +314,7 @@ _apply = Function.apply.__func__
 _tensor_backward = Tensor.backward
 _step, _zero_grad, _module_zero_grad = Optimizer.step, Optimizer.zero_grad, Module.zero_grad
 _module_call = Module.__call__
+_register_hook, _retain_grad = Tensor.register_hook, Tensor.retain_grad
 _np_asarray, _np_array = np.asarray, np.array
 
 
@@ -319,25 +336,47 @@ def _seam_backward(self, grad=None, retain_graph=False):
         _active.stop("backward(retain_graph=True): a replayed step keeps no graph")
     if _active is not None and _tracing.recording() is not None:
         _active.stop("ta.autograd.trace() watches the walk, which a replay does not run")
-    return _tensor_backward(self, grad, retain_graph)
+    _tensor_backward(self, grad, retain_graph)
+    if _active is not None:
+        _active.follow_grads()
 
 
 def _seam_module_call(self, *args, **kwargs):
-    if _active is not None:
-        _active.modules[id(self)] = self
+    if _active is not None and id(self) not in _active.modules:
+        _active.modules[id(self)] = (self, self.training)  # as the module found it when called
     return _module_call(self, *args, **kwargs)
+
+
+def _refusing(method, why):
+    def seam(self, *args, **kwargs):
+        if _active is not None:
+            _active.stop(why)
+        return method(self, *args, **kwargs)
+    return seam
+
+
+def _followed(value):
+    """A Traced array, or a float argument of the step (the same object: a float of the plan)."""
+    if _active is None or _active.depth:
+        return False
+    if value.__class__ is Traced:
+        return True
+    hit = _active.ids.get(id(value)) if value.__class__ is float else None
+    return hit is not None and hit[1] is value
 
 
 def _seam_asarray(a, dtype=None, *args, **kwargs):
     """np.asarray keeps a Traced array Traced (numpy's own hands back a plain view, which the
-    capture could no longer follow through the numpy code after it)."""
-    if a.__class__ is Traced and _active is not None and not _active.depth and not args and not kwargs:
-        return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
+    capture could no longer follow through the numpy code after it), and follows a float argument."""
+    if _followed(a):
+        if a.__class__ is Traced and not args and not kwargs and (dtype is None or np.dtype(dtype) == a.dtype):
+            return a
+        return _traced._host(_np_asarray, (a, dtype) + args, kwargs)
     return _np_asarray(a, dtype, *args, **kwargs)
 
 
 def _seam_array(a, *args, **kwargs):
-    if a.__class__ is Traced and _active is not None and not _active.depth:
+    if _followed(a):
         return _traced._host(_np_array, (a,) + args, kwargs)
     return _np_array(a, *args, **kwargs)
 
@@ -352,6 +391,8 @@ def install(recorder):
     Optimizer.zero_grad = lambda self, *a, **k: recorder.call(_zero_grad.__get__(self), *a, **k)
     Module.zero_grad = lambda self, *a, **k: recorder.call(_module_zero_grad.__get__(self), *a, **k)
     Module.__call__ = _seam_module_call
+    Tensor.register_hook = _refusing(_register_hook, "a hook (register_hook): a replay runs no hooks")
+    Tensor.retain_grad = _refusing(_retain_grad, "retain_grad(): a replay keeps no intermediate gradients")
     recorder.generator = _rng._generator
     _rng._generator = _Draws(recorder, recorder.generator)
 
@@ -364,6 +405,7 @@ def remove(recorder):
     Tensor.backward = _tensor_backward
     Optimizer.step, Optimizer.zero_grad, Module.zero_grad = _step, _zero_grad, _module_zero_grad
     Module.__call__ = _module_call
+    Tensor.register_hook, Tensor.retain_grad = _register_hook, _retain_grad
     if isinstance(_rng._generator, _Draws):  # (a manual_seed inside the step put in a new one)
         _rng._generator = recorder.generator
 

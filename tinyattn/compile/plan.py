@@ -129,6 +129,14 @@ def _leaf(where, reg):
     return run, reads(where, {reg})
 
 
+def _grad(where, reg):
+    tensor_of = value_of(where) if isinstance(where, Reg) else (lambda env: where.tensor)
+
+    def run(env):
+        env[reg] = tensor_of(env).grad
+    return run, reads(where, set())
+
+
 def _host(function, args, kwargs, regs, shapes):
     args_of, kwargs_of = value_of(args), value_of(kwargs)
 
@@ -165,7 +173,7 @@ def _call(method, args, kwargs):
     return run, set()
 
 
-BUILD = {"forward": _forward, "backward": _backward, "leaf": _leaf, "host": _host, "guard": _guard,
+BUILD = {"forward": _forward, "backward": _backward, "leaf": _leaf, "grad": _grad, "host": _host, "guard": _guard,
          "draw": _draw, "call": _call}
 
 
@@ -175,7 +183,7 @@ class Plan:
     def __init__(self, recorder, result, registers):
         self.code, self.wheres = recorder.code, recorder.wheres
         self.inputs = [(position, kind, reg) for position, kind, reg, _ in recorder.inputs]
-        self.modules = [(m, m.training) for m in recorder.modules.values()]
+        self.modules = list(recorder.modules.values())
         self.live = [(t, t.data.shape, t.data.dtype, t.requires_grad) for t in recorder.live.values()]
         self.result = result
         self.registers = registers
@@ -247,6 +255,8 @@ def _writes(instruction):
         return instruction[4]
     if kind == "draw":
         return (instruction[4],)
+    if kind == "grad":
+        return (instruction[2],)
     return ()
 
 

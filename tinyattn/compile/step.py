@@ -108,6 +108,8 @@ class CompiledStep:
     def _file(self, entry, plan):
         """Confirm the plan against an earlier capture of the same values read, or keep it to compare."""
         for earlier in entry.pending:
+            if earlier.modules != plan.modules:  # another train/eval setting: another path, not a change
+                continue
             where = first_difference(earlier, plan)
             if where is None:
                 entry.pending.remove(earlier)
@@ -243,6 +245,7 @@ def _hand_back(recorder, result):
     """Input tensors get their own arrays back; returned tensors hold plain arrays."""
     for tensor, data in recorder.swapped:
         tensor.data = data
+    recorder.plain_grads()
     for tensor in _tensors(result):
         tensor.data = np.asarray(tensor.data)
 
