@@ -5,6 +5,7 @@ step (same shapes, so one signature): losses, gradients, parameters, Adam's stat
 masks must be identical, and the compiled run must have replayed (a guard that changes every step
 would make it fall back: the test fails on any warning).
 """
+import io
 import warnings
 
 import numpy as np
@@ -142,3 +143,26 @@ def test_every_model_of_the_suite_is_captured(name):
                          lambda m, t, l, q: F.cross_entropy(m(t, l, q), np.asarray(q)))
         batch = lambda rng: _tokens(11)(rng) + (rng.integers(0, 2, 6),)
     _same_training(build, batch)
+
+
+def test_fit_compiled_trains_as_fit_eager():
+    def run(compiled):
+        ta.manual_seed(0)
+        model = ta.models.GPT(13, 8, n_layer=1, n_head=2, n_embd=16, dropout=0.1)
+        opt = ta.optim.AdamW(model.parameters(), lr=1e-2)
+        schedule = ta.optim.LambdaLR(opt, lambda step: min(1.0, (step + 1) / 5))
+        data = np.random.default_rng(1)
+
+        def batch(step):
+            rows = data.integers(0, 13, (4, 9))
+            return rows[:, :-1], rows[:, 1:]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            history = ta.train.fit(model, opt, lambda x, y: model(x, y)[1], 25, batches=batch, compile=compiled,
+                                   clip_grad_norm=0.5, scheduler=schedule, stream=io.StringIO())
+        if compiled:
+            assert sum(entry.replays for entry in history.compiled.entries.values()) == 23
+        return history.losses, [p.data.copy() for p in model.parameters()]
+    (la, pa), (lb, pb) = run(False), run(True)
+    assert la == lb
+    assert all(np.array_equal(a, b) for a, b in zip(pa, pb))
