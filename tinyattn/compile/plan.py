@@ -14,6 +14,8 @@ The memory plan is liveness, as a compiler's register allocator computes it: eac
 last reader is known, so its array is dropped right after (and malloc hands its memory to the
 next array of that size). Without it a replay would hold every array of the step at once.
 """
+from operator import itemgetter
+
 import numpy as np
 
 from ..autograd import rng as _rng
@@ -52,6 +54,8 @@ def getter(template):
         parts = [getter(item) for item in template]
         if all(part is None for part in parts):
             return None
+        if all(isinstance(item, Reg) for item in template) and template.__class__ is tuple:
+            return _registers(tuple(item.index for item in template))
         fns = [part or (lambda env, value=item: value) for part, item in zip(parts, template)]
         kind = template.__class__
         return lambda env: kind([fn(env) for fn in fns])
@@ -62,6 +66,14 @@ def getter(template):
         fns = {key: part or (lambda env, value=template[key]: value) for key, part in parts.items()}
         return lambda env: {key: fn(env) for key, fn in fns.items()}
     return None
+
+
+def _registers(indices):
+    """The common case, every argument a register: one C-level lookup (operator.itemgetter)."""
+    if len(indices) == 1:
+        index = indices[0]
+        return lambda env: (env[index],)
+    return itemgetter(*indices)
 
 
 def value_of(template):
