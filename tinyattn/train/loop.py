@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 
 from ..autograd.rng import get_rng_state, set_rng_state
 from ..autograd.tensor import Tensor
-from ..compile import compile as compile_step
 from ..nn.utils import clip_grad_norm_
 from ..ops.memory import keep_freed_memory
 from .checkpoint import load, save
 from .compile_notice import compile_notice
+from .learning_step import learning_step
 from .progress import Progress
 
 
@@ -78,7 +78,7 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
         start = _restore(load(checkpoint), model, optimizer, scheduler, rngs, history)
         print(f"{label or 'fit'}: resumed from {checkpoint} at step {start}", file=stream or sys.stdout)
     progress = Progress(steps, label=label, stream=stream, start=start)
-    learn = _learning_step(loss_fn, optimizer, compile) if batches is not None else None
+    learn = learning_step(loss_fn, optimizer, compile, _checked_loss) if batches is not None else None
     history.compiled = learn if compile and learn is not None else None
     saved = start if start else None
     figures = {}
@@ -87,15 +87,11 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     with compile_notice(stream):  # explains a slow first step, on a machine's first run only
         try:
             for step in range(start + 1, steps + 1):
-                if learn is not None:  # loss, zero_grad and backward in one (compiled) step
-                    loss = learn(*batches(step))
-                    value = loss.item()
-                else:
-                    loss = _checked_loss(loss_fn(step), step)
-                    value = loss.item()
-                    if math.isfinite(value):
-                        optimizer.zero_grad()
-                        loss.backward()
+                loss = learn(*batches(step)) if learn else _checked_loss(loss_fn(step), step)  # learn: + backward
+                value = loss.item()
+                if learn is None and math.isfinite(value):
+                    optimizer.zero_grad()
+                    loss.backward()
                 if not math.isfinite(value):
                     history.stopped = _stop_note("the loss", value, step, checkpoint, saved)
                     break
@@ -129,17 +125,6 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     if history.stopped:
         print(f"\n{label or 'fit'}: {history.stopped}", file=stream or sys.stdout)
     return history
-
-
-def _learning_step(loss_fn, optimizer, compiled):
-    """loss_fn(*batch), zero_grad, backward: the part of a step ta.compile captures and replays
-    (clipping reads the norm into Python and the update may be skipped, so they stay outside)."""
-    def learn(*batch):
-        loss = _checked_loss(loss_fn(*batch), "batch")
-        optimizer.zero_grad()
-        loss.backward()
-        return loss
-    return compile_step(learn) if compiled else learn
 
 
 def _evaluate(evaluate, step, model, history, keep_best, best_checkpoint):
