@@ -219,3 +219,36 @@ def test_explain_names_signatures_calls_memory_and_guards():
     text = step.explain()
     for words in ("signature 1", "array calls before fusion", "planned peak", "guards", "replayed 2"):
         assert words in text, text
+
+
+def test_an_apply_bound_before_the_capture_runs_eagerly_and_says_so():
+    linear = nn.linear.LinearFunction.apply  # bound once: the capture's seam is Function.apply at call time
+    w, b = ta.tensor(np.ones((3, 5), np.float32), requires_grad=True), ta.tensor(np.zeros(3, np.float32), requires_grad=True)
+    rng = np.random.default_rng(9)
+
+    def factory():
+        def fn(x):
+            w.grad = None
+            linear(x * 1.0, w, b).tanh().sum().backward()
+            return ta.tensor(w.grad.copy())
+        return fn
+    _both(factory, [(_x(rng),) for _ in range(4)], expect_warning="apply")
+
+
+def test_manual_seed_inside_the_step_runs_eagerly_and_says_so():
+    def factory():
+        def fn(x):
+            ta.manual_seed(1)
+            return F.dropout(x, 0.5)
+        return fn
+    _both(factory, [(ta.ones(3, 4),)] * 4, expect_warning="manual_seed")
+
+
+def test_the_engine_never_imports_the_compiler():
+    root = os.path.join(os.path.dirname(__file__), "..", "tinyattn")
+    for package in ("autograd", "nn", "ops", "optim"):
+        for folder, _, files in os.walk(os.path.join(root, package)):
+            for name in files:
+                if name.endswith(".py"):
+                    text = open(os.path.join(folder, name), encoding="utf-8").read()
+                    assert "compile import" not in text and "import compile" not in text, f"{package}/{name}"

@@ -195,6 +195,10 @@ class Recorder:
 
     def host(self, function, args, kwargs):
         self.doing = getattr(function, "__name__", str(function))
+        rule = _inside_a_rule()
+        if rule:
+            raise Refused(f"an op's {rule} ran without passing Function.apply's seam: an `apply` saved before the "
+                          "capture (f = Fn.apply) is not seen; call Fn.apply(...) where the op is used")
         out = kwargs.get("out")
         if out is not None:
             targets = out if isinstance(out, tuple) else (out,)
@@ -406,8 +410,23 @@ def remove(recorder):
     Optimizer.step, Optimizer.zero_grad, Module.zero_grad = _step, _zero_grad, _module_zero_grad
     Module.__call__ = _module_call
     Tensor.register_hook, Tensor.retain_grad = _register_hook, _retain_grad
-    if isinstance(_rng._generator, _Draws):  # (a manual_seed inside the step put in a new one)
+    if isinstance(_rng._generator, _Draws):
         _rng._generator = recorder.generator
+    elif not recorder.refused:  # a manual_seed inside the step put in a new one: a replay would not
+        recorder.refused = "ta.manual_seed() inside the step (a replay would not seed again): seed outside it"
+
+
+def _inside_a_rule():
+    """'forward' or 'backward' if numpy was called from an op's rule (a few frames up), else None."""
+    frame = sys._getframe(3)
+    for _ in range(4):
+        if frame is None:
+            return None
+        code = frame.f_code
+        if code.co_name in ("forward", "backward") and code.co_varnames[:1] == ("ctx",):
+            return code.co_name
+        frame = frame.f_back
+    return None
 
 
 def _place(array):
