@@ -28,11 +28,9 @@ class GuardFailed(Exception):
 
 
 class ReplayContext:
-    """The `ctx` an op's forward and backward get at replay (the engine's Context, less the graph links)."""
+    """The `ctx` an op's forward and backward get at replay (the engine's Context, less the graph
+    links); needs_input_grad is a class attribute of each instruction's own subclass."""
     _saved = ()
-
-    def __init__(self, needs_input_grad):
-        self.needs_input_grad = needs_input_grad
 
     def save_for_backward(self, *arrays):
         self._saved = arrays
@@ -102,12 +100,24 @@ def _check_shapes(values, shapes):
 
 
 def _forward(cls, template, needs, regs, node_reg, several, shapes):
-    args = value_of(template)
+    args, forward = value_of(template), cls.forward
+    context = _context_class(needs)
+    if not several:  # the common case, written out: one output, one register
+        (reg,), (shape,) = regs, shapes
+
+        def run(env):
+            ctx = context()
+            out = forward(ctx, *args(env))
+            if out.shape != shape:
+                raise GuardFailed(f"{cls.__name__} gave shape {out.shape} where the capture saw {shape}")
+            env[reg] = out
+            if node_reg is not None:
+                env[node_reg] = ctx
+        return run, reads(template, set())
 
     def run(env):
-        ctx = ReplayContext(needs)
-        out = cls.forward(ctx, *args(env))
-        outs = out if several else (out,)
+        ctx = context()
+        outs = forward(ctx, *args(env))
         _check_shapes(outs, shapes)
         for reg, array in zip(regs, outs):
             env[reg] = array
@@ -116,11 +126,23 @@ def _forward(cls, template, needs, regs, node_reg, several, shapes):
     return run, reads(template, set())
 
 
+_contexts = {}
+
+
+def _context_class(needs):
+    """A ReplayContext class whose needs_input_grad is `needs`: making a ctx is then one call."""
+    if needs not in _contexts:
+        _contexts[needs] = type("ReplayContext", (ReplayContext,), {"needs_input_grad": needs})
+    return _contexts[needs]
+
+
 def _backward(cls, node_reg, grads, regs):
     grads_of = value_of(grads)
 
+    backward = cls.backward
+
     def run(env):
-        result = cls.backward(env[node_reg], *grads_of(env))
+        result = backward(env[node_reg], *grads_of(env))
         if result.__class__ is not tuple:
             result = tuple(result) if isinstance(result, list) else (result,)
         for reg, grad in zip(regs, result):
@@ -239,8 +261,9 @@ class Plan:
         try:
             for run, dead in self.steps:
                 run(env)
-                for reg in dead:
-                    env[reg] = None
+                if dead:
+                    for reg in dead:
+                        env[reg] = None
         except GuardFailed:
             if state is not None:
                 _rng.set_rng_state(state)  # the next attempt draws the same numbers again
