@@ -64,6 +64,7 @@ class Recorder:
         self.live = {}       # id -> tensor from outside the step that an op read
         self.inputs = []     # (position, kind, register, value): the step's arguments in registers (step.py)
         self.backwarded = set()  # node registers whose backward ran
+        self.saved_bytes = {}    # node register -> bytes of the arrays it saved that are no register
         self.leaves = []     # tensors whose .grad the plan writes
         self.depth = 0       # > 0 inside an op, an optimiser step...: nothing inside is recorded
         self.side_effect = False  # an optimiser step ran: a guard after it could not be undone
@@ -156,6 +157,9 @@ class Recorder:
         node_reg = None
         if node is not None:
             node_reg = self.new_reg(node)
+            self.saved_bytes[node_reg] = sum(  # what the node keeps for backward beyond registers (explain())
+                a.nbytes for a in node.saved_tensors if isinstance(a, np.ndarray) and a.base is None
+                and id(a) not in self.ids)
             node.fn = _Backward(cls, self, node_reg)
         self.emit("forward", cls, tuple(template), needs, tuple(regs), node_reg,
                   isinstance(result, tuple), tuple(o.data.shape for o in outputs))

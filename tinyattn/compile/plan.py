@@ -238,7 +238,7 @@ class Plan:
             if reg not in kept:
                 dead[index].append(reg)
         self.steps = [(run, tuple(gone)) for (run, _), gone in zip(built, dead)]
-        self.sizes = _sizes(recorder.values)
+        self.sizes = {**_sizes(recorder.values), **recorder.saved_bytes}
         self.dead, self.written = dead, written
 
     def check_entry(self):

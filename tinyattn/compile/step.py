@@ -161,8 +161,9 @@ def describe(plan, label):
     return [f"{label}: {len(plan.code)} array calls before fusion, {len(plan.code)} after (no fusion built yet)",
             "  " + ", ".join(f"{kind} {n}" for kind, n in counts.items()),
             f"  most called: {top}",
-            f"  memory: planned peak {planned / 2 ** 20:.2f} MB, all the step's arrays held at once "
-            f"{everything / 2 ** 20:.2f} MB (what a replay without the plan would hold)",
+            f"  memory (the arrays the plan computes and the nodes save): planned peak {planned / 2 ** 20:.2f} MB, "
+            f"all held at once {everything / 2 ** 20:.2f} MB (a replay without the plan); the eager step's peak "
+            "is measured in benchmarks/bench_compiled.py",
             f"  guards: the signature; train/eval of {len(plan.modules)} module(s); shape, dtype and "
             f"requires_grad of {len(plan.live)} parameter(s); {len(guards)} value(s) read into Python"
             + "".join(f"\n    {g}" for g in guards[:10])]
