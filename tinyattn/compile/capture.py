@@ -235,7 +235,7 @@ class Recorder:
         self.doing = "a value read into Python"
         value = convert(array.view(np.ndarray))
         if self.side_effect:
-            raise Refused(f"a value read into Python after opt.step() ({_user_line()})")
+            raise Refused(f"a value read into Python after the optimiser's step() ({_user_line()})")
         self.emit("guard", convert, (self.ref(array),), {}, value)
         return value
 
