@@ -25,6 +25,7 @@ import numpy as np
 from ..autograd import rng as _rng, tracing as _tracing
 from ..autograd.function import Function
 from ..autograd.tensor import Tensor
+from ..ops import arrays as _arrays
 from ..nn.module import Module
 from ..optim.optimizer import Optimizer
 from . import traced as _traced
@@ -70,6 +71,7 @@ class Recorder:
         self.side_effect = False  # an optimiser step ran: a guard after it could not be undone
         self.doing = "the step"   # what is being recorded, for messages
         self.refused = None       # why the step cannot be replayed, once known
+        self.inline = None        # [op, "forward" or "backward", why not] while an op's rule is followed inside
 
     # --- registers and references ------------------------------------------------------------
     def new_reg(self, value):
@@ -123,47 +125,73 @@ class Recorder:
 
     # --- what the seams call --------------------------------------------------------------------
     def apply(self, cls, args):
+        """An op's forward: followed inside (its numpy calls become the plan's) when it can be,
+        else one opaque "forward" instruction that calls the rule at replay."""
         self.doing = cls.__name__
-        template = []
-        for arg in args:
-            if isinstance(arg, Tensor):
-                data = arg.data
-                item = self.ref(data)
-                if data.__class__ is Traced:  # the op gets plain arrays: the tensor keeps a plain view
-                    arg.data = data.view(np.ndarray)
-                    self.alias(data.reg, arg.data)
-                if not isinstance(item, Reg) and arg.requires_grad:
-                    if not arg.is_leaf:
-                        raise Refused(f"{cls.__name__} got a tensor made outside the step that requires grad: "
-                                      "backward would leave the step; compute it inside the step")
-                    self.live[id(arg)] = arg
-                    item = Live(arg)
-                template.append(item)
-            else:
-                template.append(self.ref(arg))
-        args = tuple(plain(arg) for arg in args)
-        self.depth += 1
+        template = tuple(self._argument(cls, arg) for arg in args)
+        start = len(self.code)
+        self.inline = [cls, "forward", None]  # None: nothing yet stops following the rule's numpy calls
         try:
             result = _apply(cls, *args)
         finally:
-            self.depth -= 1
+            why, self.inline = self.inline[2], None
         outputs = result if isinstance(result, tuple) else (result,)
         node = next((o._ctx for o in outputs if o._ctx is not None), None)
+        why = why or self._escapes(outputs, node)
+        if why is None:  # inlined: the rule's numpy calls are in the plan, its outputs in registers
+            if node is not None:
+                node.fn = _Backward(cls, self, None)
+            return result
+        del self.code[start:], self.wheres[start:]  # the rule runs whole at replay instead
         needs = node.needs_input_grad if node is not None else (False,) * len(args)
         regs = []
         for output in outputs:
-            output.data = self.follow(output.data)
-            regs.append(output.data.reg)
+            ref = self.ref(output.data)
+            if not isinstance(ref, Reg):
+                output.data = self.follow(output.data)
+                ref = Reg(output.data.reg)
+            regs.append(ref.index)
         node_reg = None
         if node is not None:
+            node.save_for_backward(*plain(node.saved_tensors))  # the rule's backward gets plain arrays
+            for name, value in vars(node).items():
+                if value.__class__ is Traced:
+                    setattr(node, name, value.view(np.ndarray))
             node_reg = self.new_reg(node)
             self.saved_bytes[node_reg] = sum(  # what the node keeps for backward beyond registers (explain())
                 a.nbytes for a in node.saved_tensors if isinstance(a, np.ndarray) and a.base is None
                 and id(a) not in self.ids)
             node.fn = _Backward(cls, self, node_reg)
-        self.emit("forward", cls, tuple(template), needs, tuple(regs), node_reg,
+        self.emit("forward", cls, template, needs, tuple(regs), node_reg,
                   isinstance(result, tuple), tuple(o.data.shape for o in outputs))
         return result
+
+    def _argument(self, cls, arg):
+        """An op's argument as a template item; a parameter's array gets a "live" register."""
+        if not isinstance(arg, Tensor):
+            return self.ref(arg)
+        item = self.ref(arg.data)
+        if not isinstance(item, Reg) and arg.requires_grad:
+            if not arg.is_leaf:
+                raise Refused(f"{cls.__name__} got a tensor made outside the step that requires grad: "
+                              "backward would leave the step; compute it inside the step")
+            self.live[id(arg)] = arg
+            item = Reg(self.new_reg(arg.data))
+            self.emit("live", Live(arg), item.index)
+        return item
+
+    def _escapes(self, outputs, node):
+        """Why the rule's work cannot be inlined (an array it made that the capture did not follow), or None."""
+        if not INLINE:
+            return "inlining is off"
+        for output in outputs:
+            if not isinstance(self.ref(output.data), Reg):
+                return "an output the capture did not follow"
+        if node is not None:
+            kept = list(node.saved_tensors) + list(vars(node).values())
+            if any(isinstance(a, np.ndarray) and not isinstance(self.ref(a), Reg) for a in kept):
+                return "an array saved for backward that the capture did not follow"
+        return None
 
     def backward(self, cls, node_reg, node, grads):
         self.doing = f"{cls.__name__}.backward"
@@ -173,21 +201,54 @@ class Recorder:
             if need and isinstance(arg, Tensor) and arg.is_leaf and arg._hooks:
                 raise Refused("a hook (register_hook) on a leaf tensor")
         refs = tuple(self.ref(g) for g in grads)
-        self.depth += 1
-        try:
-            result = cls.backward(node, *plain(grads))
-        finally:
-            self.depth -= 1
+        start = len(self.code)
+        if node_reg is None:  # an inlined node: its backward's numpy calls are recorded too
+            self.inline = [cls, "backward", None]
+            try:
+                result = cls.backward(node, *grads)
+            finally:
+                why, self.inline = self.inline[2], None
+        else:
+            self.depth += 1
+            try:
+                result = cls.backward(node, *plain(grads))
+            finally:
+                self.depth -= 1
         if result.__class__ is not tuple:
             result = tuple(result) if isinstance(result, list) else (result,)
-        out = tuple(None if g is None else self.follow(g) for g in result)
-        self.backwarded.add(node_reg)
-        self.emit("backward", cls, node_reg, refs, tuple(None if g is None else g.reg for g in out))
+        if node_reg is None and (why is not None or any(g is not None and not isinstance(self.ref(g), Reg)
+                                                        for g in result)):
+            # not followable after all: the rule runs whole at replay, on a ctx rebuilt from registers
+            del self.code[start:], self.wheres[start:]
+            node_reg = self._replay_context(node)
+            result = tuple(None if g is None else np.asarray(g).view(np.ndarray) for g in result)
+        if node_reg is None:
+            out = tuple(None if g is None else self._traced(g) for g in result)
+        else:
+            out = tuple(None if g is None else self.follow(g) for g in result)
+            self.backwarded.add(node_reg)
+            self.emit("backward", cls, node_reg, refs, tuple(None if g is None else g.reg for g in out))
         for arg, grad, need in zip(node.args, out, node.needs_input_grad):
             if need and grad is not None and isinstance(arg, Tensor) and arg.is_leaf:
                 self.leaves.append(arg)
                 self.emit("leaf", self.leaf_ref(arg), grad.reg)
         return out
+
+    def _replay_context(self, node):
+        """A "ctx" instruction: the inlined forward's ctx (what it saved, what it set) from registers."""
+        attributes = {name: self.ref(value) for name, value in vars(node).items() if name not in ENGINE_FIELDS}
+        reg = self.new_reg(node)
+        self.emit("ctx", node.needs_input_grad, self.ref(tuple(node.saved_tensors)), attributes, reg)
+        return reg
+
+    def _traced(self, array):
+        """`array` (a register's array or a plain view of one) as a Traced array of that register."""
+        if array.__class__ is Traced:
+            return array
+        view = array.view(Traced)
+        view.reg = self.ref(array).index
+        self.alias(view.reg, view)
+        return view
 
     def leaf_ref(self, tensor):
         """Where the leaf is at replay: the step's input tensor in its register, or a live tensor."""
@@ -199,7 +260,7 @@ class Recorder:
 
     def host(self, function, args, kwargs):
         self.doing = getattr(function, "__name__", str(function))
-        rule = _inside_a_rule()
+        rule = _inside_a_rule() if self.inline is None else None
         if rule:
             raise Refused(f"an op's {rule} ran without passing Function.apply's seam: an `apply` saved before the "
                           "capture (f = Fn.apply) is not seen; call Fn.apply(...) where the op is used")
@@ -216,9 +277,9 @@ class Recorder:
             result = function(*plain(args), **plain(kwargs))
         finally:
             self.depth -= 1
-        if out is not None:
+        if out is not None:  # in place: the registers written are the targets' own
             self.emit("host", function, targs, tkwargs, (), ())
-            return out
+            return out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if result is None:
             self.emit("host", function, targs, tkwargs, (), ())
             return None
@@ -234,6 +295,9 @@ class Recorder:
     def read(self, array, convert):
         self.doing = "a value read into Python"
         value = convert(array.view(np.ndarray))
+        if self.inline is not None:
+            self.inline[2] = "it reads a value into Python"  # the rule runs whole at replay: no guard needed
+            return value
         if self.side_effect:
             raise Refused(f"a value read into Python after the optimiser's step() ({_user_line()})")
         self.emit("guard", convert, (self.ref(array),), {}, value)
@@ -251,8 +315,12 @@ class Recorder:
         return view
 
     def stop(self, why):
-        """Give up this capture: say why, and let the rest of the step run eagerly."""
+        """Give up this capture: say why, and let the rest of the step run eagerly. Inside an op's
+        forward being inlined, give up inlining that op only."""
         global _active
+        if self.inline is not None:
+            self.inline[2] = str(why)
+            return
         self.refused = str(why)
         _active = _traced.recorder = None
 
@@ -317,13 +385,17 @@ class _Draws:
 
 
 # --- installing and removing the seams --------------------------------------------------------
+# what the engine itself sets on a ctx (function.py's Context); the rest the op's forward set
+ENGINE_FIELDS = {"fn", "args", "_created", "needs_input_grad", "n_outputs", "output_meta", "_saved", "freed",
+                 "hooks", "last_grads", "changed_outputs"}
+INLINE = True   # follow each op's rule inside (its numpy calls), where it can be followed
 _active = None  # the Recorder of the step being captured
 _apply = Function.apply.__func__
 _tensor_backward = Tensor.backward
 _step, _zero_grad, _module_zero_grad = Optimizer.step, Optimizer.zero_grad, Module.zero_grad
 _module_call = Module.__call__
 _register_hook, _retain_grad = Tensor.register_hook, Tensor.retain_grad
-_np_asarray, _np_array = np.asarray, np.array
+_np_asarray, _np_array, _np_contiguous = np.asarray, np.array, np.ascontiguousarray
 
 
 def active():
@@ -331,6 +403,13 @@ def active():
 
 
 def _seam_apply(cls, *args):
+    if _active is not None and _active.inline is not None:  # an op inside an op's rule: run it whole
+        _active.inline[2] = f"it calls {cls.__name__}.apply"
+        _active.depth += 1
+        try:
+            return _apply(cls, *plain(args))
+        finally:
+            _active.depth -= 1
     if _active is not None and not _active.depth:
         try:
             return _active.apply(cls, args)
@@ -383,15 +462,64 @@ def _seam_asarray(a, dtype=None, *args, **kwargs):
     return _np_asarray(a, dtype, *args, **kwargs)
 
 
-def _seam_array(a, *args, **kwargs):
-    if _followed(a):
-        return _traced._host(_np_array, (a,) + args, kwargs)
-    return _np_array(a, *args, **kwargs)
+def _seam_converter(function):
+    """np.array, np.ascontiguousarray: numpy does not hand these to a subclass; follow them here."""
+    def seam(a, *args, **kwargs):
+        if _followed(a):
+            return _traced._host(function, (a,) + args, kwargs)
+        return function(a, *args, **kwargs)
+    return seam
+
+
+class ArrayCall:
+    """A call of ops/arrays.py's function `name`, looked up at each call (so the fast path's door runs)."""
+
+    def __init__(self, name):
+        self.__name__ = self.name = name
+
+    def __call__(self, *args):
+        return getattr(_arrays, self.name)(*args)
+
+    def __eq__(self, other):
+        return isinstance(other, ArrayCall) and other.name == self.name
+
+    __hash__ = None
+
+
+def _array_seam(name, function):
+    call = ArrayCall(name)
+
+    def seam(*args):
+        if _active is not None and not _active.depth and any(a.__class__ is Traced for a in args):
+            return _traced._host(call, args, {})  # one instruction: a kernel's arithmetic is not numpy's
+        return function(*plain(args))
+    return seam
+
+
+def _seam_new(function):
+    """np.zeros, np.ones, np.full inside an op's rule being followed: a register (the rule fills it in
+    place). Nowhere else: numpy's own code calls them too (a Generator fills an np.empty in C), and
+    np.empty is left out for that reason: what C fills, the capture cannot see."""
+    def seam(*args, **kwargs):
+        if _active is not None and not _active.depth and _active.inline is not None:
+            return _traced._host(function, args, kwargs)
+        return function(*args, **kwargs)
+    return seam
+
+
+_NEW = ("zeros", "ones", "full")
+_new_originals = {name: getattr(np, name) for name in _NEW}
 
 
 def install(recorder):
     global _active
-    np.asarray, np.array = _seam_asarray, _seam_array
+    for name in _NEW:
+        setattr(np, name, _seam_new(_new_originals[name]))
+    recorder.arrays = {name: f for name, f in vars(_arrays).items() if callable(f) and not name.startswith("_")}
+    for name, function in recorder.arrays.items():
+        setattr(_arrays, name, _array_seam(name, function))
+    np.asarray, np.array = _seam_asarray, _seam_converter(_np_array)
+    np.ascontiguousarray = _seam_converter(_np_contiguous)
     _active = _traced.recorder = recorder
     Function.apply = classmethod(_seam_apply)
     Tensor.backward = _seam_backward
@@ -407,7 +535,11 @@ def install(recorder):
 
 def remove(recorder):
     global _active
-    np.asarray, np.array = _np_asarray, _np_array
+    for name in _NEW:
+        setattr(np, name, _new_originals[name])
+    for name, function in recorder.arrays.items():
+        setattr(_arrays, name, function)
+    np.asarray, np.array, np.ascontiguousarray = _np_asarray, _np_array, _np_contiguous
     _active = _traced.recorder = None
     Function.apply = classmethod(_apply)
     Tensor.backward = _tensor_backward

@@ -163,6 +163,25 @@ def _leaf(where, reg):
     return run, reads(where, {reg})
 
 
+def _live(where, reg):
+    tensor = where.tensor
+
+    def run(env):  # a parameter's array, read when the step reaches it (an update may have replaced it)
+        env[reg] = tensor.data
+    return run, set()
+
+
+def _ctx(needs, saved, attributes, reg):
+    saved_of, attributes_of, context = value_of(saved), value_of(attributes), _context_class(needs)
+
+    def run(env):  # the ctx an inlined forward would have left, for a backward that runs whole
+        ctx = context()
+        ctx._saved = saved_of(env)
+        ctx.__dict__.update(attributes_of(env))
+        env[reg] = ctx
+    return run, reads(saved, reads(attributes, set()))
+
+
 def _grad(where, reg):
     tensor_of = value_of(where) if isinstance(where, Reg) else (lambda env: where.tensor)
 
@@ -207,7 +226,7 @@ def _call(method, args, kwargs):
     return run, set()
 
 
-BUILD = {"forward": _forward, "backward": _backward, "leaf": _leaf, "grad": _grad, "host": _host, "guard": _guard,
+BUILD = {"live": _live, "ctx": _ctx, "forward": _forward, "backward": _backward, "leaf": _leaf, "grad": _grad, "host": _host, "guard": _guard,
          "draw": _draw, "call": _call}
 
 
@@ -290,8 +309,10 @@ def _writes(instruction):
         return instruction[4]
     if kind == "draw":
         return (instruction[4],)
-    if kind == "grad":
+    if kind in ("grad", "live"):
         return (instruction[2],)
+    if kind == "ctx":
+        return (instruction[4],)
     return ()
 
 

@@ -90,6 +90,17 @@ class Traced(np.ndarray):
         return _read(self, np.ndarray.tolist)
 
 
+def _method(name):
+    method = getattr(np.ndarray, name)
+    return lambda self, *args, **kwargs: _host(method, (self,) + args, kwargs)
+
+
+# ndarray methods that do not pass through __array_ufunc__ or __array_function__: followed one by one
+for _name in ("transpose", "swapaxes", "squeeze", "ravel", "flatten", "repeat", "take", "argmax", "argmin",
+              "cumsum", "dot", "diagonal", "nonzero", "sort", "argsort", "fill", "__copy__", "__deepcopy__"):
+    setattr(Traced, _name, _method(_name))
+
+
 def plain(value):
     """`value` with every Traced array in it (in tuples, lists, dicts) as a plain ndarray view."""
     if isinstance(value, Traced):
