@@ -278,10 +278,10 @@ class Recorder:
         finally:
             self.depth -= 1
         if out is not None:  # in place: the registers written are the targets' own
-            self.emit("host", function, targs, tkwargs, (), ())
+            self.emit("host", function, targs, tkwargs, (), (), False)
             return out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if result is None:
-            self.emit("host", function, targs, tkwargs, (), ())
+            self.emit("host", function, targs, tkwargs, (), (), False)
             return None
         results = result if isinstance(result, tuple) else (result,)
         if not all(isinstance(r, (np.ndarray, np.generic)) for r in results):
@@ -289,7 +289,8 @@ class Recorder:
             self.emit("guard", function, targs, tkwargs, result)
             return result
         followed = tuple(self.follow(np.asarray(r)) for r in results)
-        self.emit("host", function, targs, tkwargs, tuple(f.reg for f in followed), tuple(f.shape for f in followed))
+        self.emit("host", function, targs, tkwargs, tuple(f.reg for f in followed), tuple(f.shape for f in followed),
+                  isinstance(result, np.generic))  # a numpy scalar: np.asarray'd at replay too
         return followed if isinstance(result, tuple) else followed[0]
 
     def read(self, array, convert):

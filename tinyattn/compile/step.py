@@ -101,7 +101,12 @@ class CompiledStep:
             entry.refused = recorder.refused
             self._warn(entry)
             return result
-        plan = Plan(recorder, template, len(recorder.values))
+        try:
+            plan = Plan(recorder, template, len(recorder.values))
+        except Refused as why:
+            entry.refused = str(why)
+            self._warn(entry)
+            return result
         self._file(entry, plan)
         return result
 
