@@ -219,6 +219,8 @@ def test_explain_names_signatures_calls_memory_and_guards():
     text = step.explain()
     for words in ("signature 1", "array calls before fusion", "planned peak", "guards", "replayed 2"):
         assert words in text, text
+    source = step.explain(code=True)
+    assert "def replay(leaves):" in source and "del r" in source  # the memory plan, as del statements
 
 
 def test_an_apply_bound_before_the_capture_runs_eagerly_and_says_so():
@@ -252,3 +254,28 @@ def test_the_engine_never_imports_the_compiler():
                 if name.endswith(".py"):
                     text = open(os.path.join(folder, name), encoding="utf-8").read()
                     assert "compile import" not in text and "import compile" not in text, f"{package}/{name}"
+
+
+def test_a_parameter_given_a_new_array_between_steps_is_read_again():
+    rng = np.random.default_rng(10)
+    inputs = [_x(rng) for _ in range(8)]
+    results = []
+    for compiled in (False, True):
+        ta.manual_seed(0)
+        model = nn.Linear(5, 3)
+        opt = ta.optim.SGD(model.parameters(), lr=0.1)
+
+        def fn(x):
+            opt.zero_grad()
+            loss = (model(x).tanh() ** 2).sum()  # the rule takes weight.T: a view of the parameter's array
+            loss.backward()
+            opt.step()
+            return loss
+        step = ta.compile(fn) if compiled else fn
+        out = []
+        for i, x in enumerate(inputs):
+            if i == 5:
+                model.weight.data = model.weight.data * 0.5  # a new array, as load_state_dict may give
+            out.append(step(x).item())
+        results.append(out)
+    assert results[0] == results[1]

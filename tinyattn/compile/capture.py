@@ -117,7 +117,27 @@ class Recorder:
         """np.asarray(traced), x.data of a view...: a plain array over exactly a register's memory is
         that register (every register's array is held during the capture, so no memory is reused)."""
         reg = self.places.get(_place(array))
-        return array if reg is None else Reg(reg)
+        if reg is not None:
+            return Reg(reg)
+        return self._strided_view(array)
+
+    def _strided_view(self, array):
+        """A view numpy made of a register's memory without a followed call (weight.T inside a rule,
+        on a parameter's plain array): a "host" instruction that takes the same view of that register
+        at replay. Anything else is a constant."""
+        base = array.base
+        while isinstance(base, np.ndarray):
+            hit = self.ids.get(id(base))
+            if hit is not None and hit[1] is base and base.flags.c_contiguous and base.dtype == array.dtype:
+                start, rest = divmod(array.__array_interface__["data"][0] - base.__array_interface__["data"][0],
+                                     array.itemsize)
+                if rest == 0 and 0 <= start < base.size:
+                    reg = self.new_reg(array)
+                    self.emit("host", strided, (Reg(hit[0]), start, array.shape, array.strides), {}, (reg,),
+                              (array.shape,), "one")
+                    return Reg(reg)
+            base = base.base
+        return array
 
     def emit(self, *instruction):
         self.code.append(instruction)
@@ -278,20 +298,21 @@ class Recorder:
         finally:
             self.depth -= 1
         if out is not None:  # in place: the registers written are the targets' own
-            self.emit("host", function, targs, tkwargs, (), (), False)
+            self.emit("host", function, targs, tkwargs, (), (), "none")
             return out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if result is None:
-            self.emit("host", function, targs, tkwargs, (), (), False)
+            self.emit("host", function, targs, tkwargs, (), (), "none")
             return None
-        results = result if isinstance(result, tuple) else (result,)
+        several = isinstance(result, (tuple, list))  # np.split gives a list of arrays
+        results = result if several else (result,)
         if not all(isinstance(r, (np.ndarray, np.generic)) for r in results):
             # np.shape, np.ndim...: a Python value from the arrays: guard it
             self.emit("guard", function, targs, tkwargs, result)
             return result
         followed = tuple(self.follow(np.asarray(r)) for r in results)
-        self.emit("host", function, targs, tkwargs, tuple(f.reg for f in followed), tuple(f.shape for f in followed),
-                  isinstance(result, np.generic))  # a numpy scalar: np.asarray'd at replay too
-        return followed if isinstance(result, tuple) else followed[0]
+        form = "several" if several else "scalar" if isinstance(result, np.generic) else "one"  # a scalar: np.asarray'd
+        self.emit("host", function, targs, tkwargs, tuple(f.reg for f in followed), tuple(f.shape for f in followed), form)
+        return result.__class__(followed) if several else followed[0]
 
     def read(self, array, convert):
         self.doing = "a value read into Python"
@@ -564,6 +585,11 @@ def _inside_a_rule():
             return code.co_name
         frame = frame.f_back
     return None
+
+
+def strided(base, start, shape, strides):
+    """The view of `base`'s memory from element `start` with this shape and these strides."""
+    return np.lib.stride_tricks.as_strided(base.reshape(-1)[start:], shape, strides)
 
 
 def _place(array):

@@ -107,12 +107,13 @@ def line(src, index, ins, contexts):
     elif kind == "grad":
         src.lines.append(f"r{ins[2]} = {src.render(ins[1]).removesuffix('.data')}.grad")
     elif kind == "host":
-        function, args, kwargs, regs, shapes, scalar = ins[1:]
+        function, args, kwargs, regs, shapes, form = ins[1:]
         call = src.call(function, args, kwargs)
         if not regs:
             src.lines.append(call)
         else:
-            src.lines.append(f"{_targets(regs)} = {'asarray(' + call + ')' if scalar else call}")
+            targets = _targets(regs) + ("," if form == "several" and len(regs) == 1 else "")
+            src.lines.append(f"{targets} = {'asarray(' + call + ')' if form == 'scalar' else call}")
             _check(src, regs, shapes, f"{getattr(function, '__name__', function)} ({where})")
     elif kind == "guard":
         function, args, kwargs, value = ins[1:]

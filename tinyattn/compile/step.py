@@ -137,8 +137,9 @@ class CompiledStep:
     def _warn(self, entry):
         warnings.warn(f"ta.compile({self.__name__}): runs eagerly for this signature: {entry.refused}", stacklevel=4)
 
-    def explain(self):
-        """What was captured, signature by signature (see docs/API.md, "Compiled steps")."""
+    def explain(self, code=False):
+        """What was captured, signature by signature (see docs/API.md, "Compiled steps"); with
+        code=True, also the Python source generated for each plan (codegen.py)."""
         lines = [f"ta.compile({self.__name__}): {len(self.entries)} signature(s)"]
         for number, entry in enumerate(self.entries.values(), 1):
             inputs, grad, fused, backend = entry.spec
@@ -149,6 +150,8 @@ class CompiledStep:
             for label, plans in (("plan", entry.plans), ("captured once, to be confirmed", entry.pending)):
                 for plan in plans:
                     lines.extend("  " + line for line in describe(plan, label))
+                    if code:
+                        lines.append(plan.source)
         return "\n".join(lines)
 
 
@@ -163,8 +166,12 @@ def describe(plan, label):
     planned, everything = plan.peaks()
     top = ", ".join(f"{name} x{n}" for name, n in sorted(ops.items(), key=lambda kv: -kv[1])[:8])
     guards = [f"{_value(ins[4])} at {where}" for ins, where in zip(plan.code, plan.wheres) if ins[0] == "guard"]
-    return [f"{label}: {len(plan.code)} array calls before fusion, {len(plan.code)} after (no fusion built yet)",
-            "  " + ", ".join(f"{kind} {n}" for kind, n in counts.items()),
+    whole = sum(1 for ins in plan.code if ins[0] in ("forward", "backward"))
+    return [f"{label}: {len(plan.code)} array calls before fusion, {len(plan.code)} after (no fusion built yet); "
+            f"generated code {plan.source.count(chr(10))} lines (explain(code=True) prints it)",
+            "  " + ", ".join(f"{kind} {n}" for kind, n in counts.items())
+            + f"  (forward/backward: an op's rule run whole, {whole}; host: numpy and ops/arrays.py calls, "
+              "including those of the rules followed inside)",
             f"  most called: {top}",
             f"  memory (the arrays the plan computes and the nodes save): planned peak {planned / 2 ** 20:.2f} MB, "
             f"all held at once {everything / 2 ** 20:.2f} MB (a replay without the plan); the eager step's peak "
