@@ -279,3 +279,14 @@ def test_a_parameter_given_a_new_array_between_steps_is_read_again():
             out.append(step(x).item())
         results.append(out)
     assert results[0] == results[1]
+
+
+def test_past_the_signature_limit_new_shapes_run_eagerly_and_it_is_said_once(monkeypatch):
+    from tinyattn.compile import step as step_module
+    monkeypatch.setattr(step_module, "MAX_SIGNATURES", 3)
+    step = ta.compile(lambda x: x * 2.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outs = [step(ta.ones(n)).numpy() for n in range(1, 8)]
+    assert len(step.entries) == 3 and all(np.array_equal(o, np.full(n, 2.0)) for n, o in zip(range(1, 8), outs))
+    assert len([w for w in caught if "input signatures" in str(w.message)]) == 1

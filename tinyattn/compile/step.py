@@ -29,6 +29,7 @@ from .traced import Refused
 from .plan import GuardFailed, Plan, same
 
 MAX_PLANS = 8
+MAX_SIGNATURES = 64  # past this many input signatures a new one runs eagerly (torch.compile's cache_size_limit)
 
 
 class _Off(threading.local):
@@ -60,6 +61,7 @@ class CompiledStep:
     def __init__(self, fn):
         self.fn = fn
         self.entries = {}
+        self.too_many = False  # the warning about MAX_SIGNATURES was given
         self.__name__ = getattr(fn, "__name__", "step")
         self.__doc__ = getattr(fn, "__doc__", None)
 
@@ -70,6 +72,13 @@ class CompiledStep:
         spec = (_spec((args, kwargs), leaves), is_grad_enabled(), is_fused(), get_backend())
         entry = self.entries.get(spec)
         if entry is None:
+            if len(self.entries) >= MAX_SIGNATURES:
+                if not self.too_many:
+                    self.too_many = True
+                    warnings.warn(f"ta.compile({self.__name__}): more than {MAX_SIGNATURES} input signatures; new ones "
+                                  "run eagerly (a capture costs several eager steps: give the batches fewer shapes, "
+                                  "e.g. bucket them by length)", stacklevel=2)
+                return self.fn(*args, **kwargs)
             entry = self.entries[spec] = Entry(spec)
         entry.calls += 1
         if entry.refused:
