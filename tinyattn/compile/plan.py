@@ -146,8 +146,7 @@ class Plan:
         for reg, index in last.items():
             if reg not in kept:
                 dead[index].append(reg)
-        self.source, self.run = generate(self.code, self.inputs, result, dead, {**HELPERS, "same": same},
-                                         _context_class, _render_result)
+        self._source = self._run = None  # written and compiled on the first replay (a plan may be dropped first)
         self.sizes = {**_sizes(recorder.values), **recorder.saved_bytes}
         self.dead, self.written = dead, written
 
@@ -161,11 +160,23 @@ class Plan:
             if data.shape != shape or data.dtype != dtype or tensor.requires_grad != requires_grad:
                 raise GuardFailed("a parameter changed shape, dtype or requires_grad")
 
+    def _generate(self):
+        """Write the replay's Python source (codegen.py) and compile it, once."""
+        if self._source is None:
+            self._source, self._run = generate(self.code, self.inputs, self.result, self.dead,
+                                               {**HELPERS, "same": same}, _context_class, _render_result)
+
+    @property
+    def source(self):
+        self._generate()
+        return self._source
+
     def replay(self, leaves):
         self.check_entry()
+        self._generate()
         state = _rng.get_rng_state() if self.guarded else None
         try:
-            return self.run(leaves)
+            return self._run(leaves)
         except GuardFailed:
             if state is not None:
                 _rng.set_rng_state(state)  # the next attempt draws the same numbers again
