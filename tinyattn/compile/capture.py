@@ -1,20 +1,18 @@
 """Capture: run a step eagerly once and write down every array call it makes.
 
-The engine does not know about the compiler. While a step is captured, the Recorder installs
-itself at a few seams and takes itself out afterwards:
+The engine does not know about the compiler. While a step is captured, seams.py plugs the
+Recorder into tinyattn (Function.apply, each node's backward, ops/arrays.py, the generator, the
+optimiser) and takes it out afterwards; the Recorder writes the instructions:
 
-    Function.apply          every op's forward: the op, its arguments, its outputs
-    ctx.fn.backward         every node's backward, as the engine's own walk calls it
-    tinyattn's generator    every random draw (dropout masks): drawn again at replay, not frozen
-    Optimizer.step/zero_grad, Module.zero_grad   called again at replay (their Python computes
-                            the learning rate and Adam's bias corrections fresh each step)
-    Module.__call__         which modules ran, to guard their train/eval switch
-    Tensor.backward         refuses retain_graph=True and ta.autograd.trace (not replayable)
+    forward / backward   an op's rule, run whole at replay (a rule that reads a value into Python)
+    host                 a numpy or ops/arrays.py call: the rules followed inside, and the step's
+                         own numpy work on its inputs, draws and op outputs (masks from lengths)
+    live, grad, leaf     a parameter's array, a leaf's .grad, a gradient added into a leaf
+    draw, call, guard    a random draw, an optimiser's step or zero_grad, a value read into Python
 
 Everything the step computes lives in numbered registers; an instruction names the registers it
-reads and writes. Arrays made by plain numpy from the step's inputs, from draws or from ops'
-outputs are followed as `Traced` arrays (traced.py). An array that comes from nowhere the capture
-can see (a parameter is "live": read again at replay; anything else is a constant) is compared
+reads and writes. Arrays the numpy code makes are followed as `Traced` arrays (traced.py). An array
+that comes from nowhere the capture can see (anything but a parameter) is a constant, compared
 between the first two captures of a signature (step.py): one that changed is data the step made
 for itself in Python, and the step runs eagerly rather than replay a frozen copy.
 """
@@ -22,13 +20,9 @@ import sys
 
 import numpy as np
 
-from ..autograd import rng as _rng, tracing as _tracing
-from ..autograd.function import Function
 from ..autograd.tensor import Tensor
-from ..ops import arrays as _arrays
-from ..nn.module import Module
-from ..optim.optimizer import Optimizer
-from . import traced as _traced
+from . import seams
+from .seams import original_apply
 from .traced import UNTRACKED, Refused, Traced, plain
 
 
@@ -152,7 +146,7 @@ class Recorder:
         start = len(self.code)
         self.inline = [cls, "forward", None]  # None: nothing yet stops following the rule's numpy calls
         try:
-            result = _apply(cls, *args)
+            result = original_apply(cls, *args)
         finally:
             why, self.inline = self.inline[2], None
         outputs = result if isinstance(result, tuple) else (result,)
@@ -339,12 +333,11 @@ class Recorder:
     def stop(self, why):
         """Give up this capture: say why, and let the rest of the step run eagerly. Inside an op's
         forward being inlined, give up inlining that op only."""
-        global _active
         if self.inline is not None:
             self.inline[2] = str(why)
             return
         self.refused = str(why)
-        _active = _traced.recorder = None
+        seams.deactivate()
 
     def follow_grads(self):
         """After a backward: each leaf's .grad as a Traced array, so that Python's work on it
@@ -385,7 +378,7 @@ class _Backward:
         return getattr(self.cls, name)
 
     def backward(self, node, *grads):
-        if _active is self.recorder:
+        if seams.active() is self.recorder:
             try:
                 return self.recorder.backward(self.cls, self.node_reg, node, grads)
             except Refused as why:
@@ -393,186 +386,10 @@ class _Backward:
         return self.cls.backward(node, *plain(grads))  # not captured (any more)
 
 
-class _Draws:
-    """tinyattn's generator while a step is captured: each draw becomes a "draw" instruction."""
-
-    def __init__(self, recorder, generator):
-        self._recorder, self._generator = recorder, generator
-
-    def __getattr__(self, name):
-        attr = getattr(self._generator, name)
-        if not callable(attr) or name.startswith("_") or name == "bit_generator" or self._recorder.refused:
-            return attr
-        return lambda *args, **kwargs: self._recorder.draw(name, attr, args, kwargs)
-
-
-# --- installing and removing the seams --------------------------------------------------------
 # what the engine itself sets on a ctx (function.py's Context); the rest the op's forward set
 ENGINE_FIELDS = {"fn", "args", "_created", "needs_input_grad", "n_outputs", "output_meta", "_saved", "freed",
                  "hooks", "last_grads", "changed_outputs"}
 INLINE = True   # follow each op's rule inside (its numpy calls), where it can be followed
-_active = None  # the Recorder of the step being captured
-_apply = Function.apply.__func__
-_tensor_backward = Tensor.backward
-_step, _zero_grad, _module_zero_grad = Optimizer.step, Optimizer.zero_grad, Module.zero_grad
-_module_call = Module.__call__
-_register_hook, _retain_grad = Tensor.register_hook, Tensor.retain_grad
-_np_asarray, _np_array, _np_contiguous = np.asarray, np.array, np.ascontiguousarray
-
-
-def active():
-    return _active
-
-
-def _seam_apply(cls, *args):
-    if _active is not None and _active.inline is not None:  # an op inside an op's rule: run it whole
-        _active.inline[2] = f"it calls {cls.__name__}.apply"
-        _active.depth += 1
-        try:
-            return _apply(cls, *plain(args))
-        finally:
-            _active.depth -= 1
-    if _active is not None and not _active.depth:
-        try:
-            return _active.apply(cls, args)
-        except Refused as why:
-            _active.stop(why)
-    return _apply(cls, *args)
-
-
-def _seam_backward(self, grad=None, retain_graph=False):
-    if _active is not None and retain_graph:
-        _active.stop("backward(retain_graph=True): a replayed step keeps no graph")
-    if _active is not None and _tracing.recording() is not None:
-        _active.stop("ta.autograd.trace() watches the walk, which a replay does not run")
-    _tensor_backward(self, grad, retain_graph)
-    if _active is not None:
-        _active.follow_grads()
-
-
-def _seam_module_call(self, *args, **kwargs):
-    if _active is not None and id(self) not in _active.modules:
-        _active.modules[id(self)] = (self, self.training)  # as the module found it when called
-    return _module_call(self, *args, **kwargs)
-
-
-def _refusing(method, why):
-    def seam(self, *args, **kwargs):
-        if _active is not None:
-            _active.stop(why)
-        return method(self, *args, **kwargs)
-    return seam
-
-
-def _followed(value):
-    """A Traced array, or a float argument of the step (the same object: a float of the plan)."""
-    if _active is None or _active.depth:
-        return False
-    if value.__class__ is Traced:
-        return True
-    hit = _active.ids.get(id(value)) if value.__class__ is float else None
-    return hit is not None and hit[1] is value
-
-
-def _seam_asarray(a, dtype=None, *args, **kwargs):
-    """np.asarray keeps a Traced array Traced (numpy's own hands back a plain view, which the
-    capture could no longer follow through the numpy code after it), and follows a float argument."""
-    if _followed(a):
-        if a.__class__ is Traced and not args and not kwargs and (dtype is None or np.dtype(dtype) == a.dtype):
-            return a
-        return _traced._host(_np_asarray, (a, dtype) + args, kwargs)
-    return _np_asarray(a, dtype, *args, **kwargs)
-
-
-def _seam_converter(function):
-    """np.array, np.ascontiguousarray: numpy does not hand these to a subclass; follow them here."""
-    def seam(a, *args, **kwargs):
-        if _followed(a):
-            return _traced._host(function, (a,) + args, kwargs)
-        return function(a, *args, **kwargs)
-    return seam
-
-
-class ArrayCall:
-    """A call of ops/arrays.py's function `name`, looked up at each call (so the fast path's door runs)."""
-
-    def __init__(self, name):
-        self.__name__ = self.name = name
-
-    def __call__(self, *args):
-        return getattr(_arrays, self.name)(*args)
-
-    def __eq__(self, other):
-        return isinstance(other, ArrayCall) and other.name == self.name
-
-    __hash__ = None
-
-
-def _array_seam(name, function):
-    call = ArrayCall(name)
-
-    def seam(*args):
-        if _active is not None and not _active.depth and any(a.__class__ is Traced for a in args):
-            return _traced._host(call, args, {})  # one instruction: a kernel's arithmetic is not numpy's
-        return function(*plain(args))
-    return seam
-
-
-def _seam_new(function):
-    """np.zeros, np.ones, np.full inside an op's rule being followed: a register (the rule fills it in
-    place). Nowhere else: numpy's own code calls them too (a Generator fills an np.empty in C), and
-    np.empty is left out for that reason: what C fills, the capture cannot see."""
-    def seam(*args, **kwargs):
-        if _active is not None and not _active.depth and _active.inline is not None:
-            return _traced._host(function, args, kwargs)
-        return function(*args, **kwargs)
-    return seam
-
-
-_NEW = ("zeros", "ones", "full")
-_new_originals = {name: getattr(np, name) for name in _NEW}
-
-
-def install(recorder):
-    global _active
-    for name in _NEW:
-        setattr(np, name, _seam_new(_new_originals[name]))
-    recorder.arrays = {name: f for name, f in vars(_arrays).items() if callable(f) and not name.startswith("_")}
-    for name, function in recorder.arrays.items():
-        setattr(_arrays, name, _array_seam(name, function))
-    np.asarray, np.array = _seam_asarray, _seam_converter(_np_array)
-    np.ascontiguousarray = _seam_converter(_np_contiguous)
-    _active = _traced.recorder = recorder
-    Function.apply = classmethod(_seam_apply)
-    Tensor.backward = _seam_backward
-    Optimizer.step = lambda self: recorder.call(_step.__get__(self))
-    Optimizer.zero_grad = lambda self, *a, **k: recorder.call(_zero_grad.__get__(self), *a, **k)
-    Module.zero_grad = lambda self, *a, **k: recorder.call(_module_zero_grad.__get__(self), *a, **k)
-    Module.__call__ = _seam_module_call
-    Tensor.register_hook = _refusing(_register_hook, "a hook (register_hook): a replay runs no hooks")
-    Tensor.retain_grad = _refusing(_retain_grad, "retain_grad(): a replay keeps no intermediate gradients")
-    recorder.generator = _rng._generator
-    _rng._generator = _Draws(recorder, recorder.generator)
-
-
-def remove(recorder):
-    global _active
-    for name in _NEW:
-        setattr(np, name, _new_originals[name])
-    for name, function in recorder.arrays.items():
-        setattr(_arrays, name, function)
-    np.asarray, np.array, np.ascontiguousarray = _np_asarray, _np_array, _np_contiguous
-    _active = _traced.recorder = None
-    Function.apply = classmethod(_apply)
-    Tensor.backward = _tensor_backward
-    Optimizer.step, Optimizer.zero_grad, Module.zero_grad = _step, _zero_grad, _module_zero_grad
-    Module.__call__ = _module_call
-    Tensor.register_hook, Tensor.retain_grad = _register_hook, _retain_grad
-    if isinstance(_rng._generator, _Draws):
-        _rng._generator = recorder.generator
-    elif not recorder.refused:  # a manual_seed inside the step put in a new one: a replay would not
-        recorder.refused = "ta.manual_seed() inside the step (a replay would not seed again): seed outside it"
-
 
 def _inside_a_rule():
     """'forward' or 'backward' if numpy was called from an op's rule (a few frames up), else None."""

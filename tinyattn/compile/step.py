@@ -23,7 +23,7 @@ from ..autograd import is_grad_enabled
 from ..autograd.tensor import Tensor
 from ..nn.fused.switch import is_fused
 from ..ops import get_backend
-from . import capture as _capture
+from . import seams
 from .capture import Recorder, Reg
 from .traced import Refused
 from .plan import GuardFailed, Plan, same
@@ -66,7 +66,7 @@ class CompiledStep:
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def __call__(self, *args, **kwargs):
-        if _switch.off or _capture.active() is not None:
+        if _switch.off or seams.active() is not None:
             return self.fn(*args, **kwargs)
         leaves = []
         spec = (_spec((args, kwargs), leaves), is_grad_enabled(), is_fused(), get_backend())
@@ -95,7 +95,7 @@ class CompiledStep:
     def _capture(self, entry, args, kwargs, leaves):
         recorder = Recorder()
         args, kwargs = _hand_in(recorder, (args, kwargs), leaves)
-        _capture.install(recorder)
+        seams.install(recorder)
         result = None
         try:
             result = self.fn(*args, **kwargs)
@@ -104,7 +104,7 @@ class CompiledStep:
         except Refused as why:  # found after fn returned
             recorder.refused = str(why)
         finally:
-            _capture.remove(recorder)
+            seams.remove(recorder)
             _hand_back(recorder, result)
         if recorder.refused:
             entry.refused = recorder.refused
