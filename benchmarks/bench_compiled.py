@@ -2,11 +2,13 @@
 
     python benchmarks/bench_compiled.py [--blocks 8] [--steps 5]
 
-Two models, each trained by three engines from the same weights on the same batches:
+Three models, each trained by three engines from the same weights on the same batches:
   * the GPT step of bench_gpt.py: char level, block 64, 2 layers, 4 heads, n_embd 64, batch 32
     (inspect.py's characters), against the nanoGPT twin (tests/gpt_twin.py);
   * the composed GRU + additive-attention translator of bench_composed.py (every gate and score
-    built from primitive ops, ~700 graph nodes a step), against the same code run on PyTorch.
+    built from primitive ops, ~700 graph nodes a step), against the same code run on PyTorch;
+  * bench_classifier.py's Transformer classifier (2 pre-norm layers, d_model 64, attention pooling,
+    batches of 32 reviews of 30-60 words: 8 batches, so up to 8 signatures), against its twin.
 A step: zero_grad, forward, backward, clip_grad_norm_(1.0), Adam(W). The compiled engine compiles
 zero_grad + forward + backward (clipping reads the norm into Python, so it and the update run after
 the replay, as ta.train.fit(compile=True) does). All engines run in one child process with one
@@ -31,6 +33,7 @@ import numpy as np  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.append(os.path.join(HERE, "..", "tests"))
+import bench_classifier  # noqa: E402
 import bench_composed  # noqa: E402
 import bench_gpt  # noqa: E402
 from _timing import markdown_table  # noqa: E402
@@ -63,6 +66,20 @@ def gpt_engines():
         opt = ta.optim.AdamW(model.parameters(), lr=bench_gpt.LR, weight_decay=bench_gpt.DECAY)
         engines[name] = (_learn(ta, lambda x, y, m=model: m(x, y)[1], opt, model.parameters(), compiled), batches)
     _, torch_batches, torch_step = bench_gpt.torch_setup(model, batches)
+    engines["PyTorch"] = (torch_step, torch_batches)
+    return engines
+
+
+def classifier_engines():
+    import tinyattn as ta
+
+    engines = {}
+    for name, compiled in (("eager", False), ("compiled", True)):
+        model, batches, _ = bench_classifier.tinyattn_setup()
+        opt = ta.optim.Adam(model.parameters(), lr=bench_classifier.LR)
+        loss = lambda t, l, y, m=model: ta.cross_entropy(m(t, l)[0], y)  # noqa: E731
+        engines[name] = (_learn(ta, loss, opt, model.parameters(), compiled), batches)
+    _, torch_batches, torch_step = bench_classifier.torch_setup(model, batches)
     engines["PyTorch"] = (torch_step, torch_batches)
     return engines
 
@@ -112,8 +129,8 @@ def _peak(fn):
 
 def measure(name, engines, blocks, steps):
     runs = {key: _runner(step, batches) for key, (step, batches) in engines.items()}
-    for run in runs.values():  # warm-up: Numba, then two captures of every batch shape
-        for _ in range(12):
+    for run in runs.values():  # warm-up: Numba, then two captures of every batch shape (8 batches at most)
+        for _ in range(24):
             run()
     samples = {key: [] for key in runs}
     order = list(runs)
@@ -155,7 +172,8 @@ def child(blocks, steps):
     load_before = os.getloadavg()[0]
     rows, memory = [], []
     for name, engines in (("GPT (block 64, 2 layers, n_embd 64, batch 32)", gpt_engines()),
-                          ("composed GRU + additive attention (batch 64)", composed_engines())):
+                          ("composed GRU + additive attention (batch 64)", composed_engines()),
+                          ("Transformer classifier (bench_classifier.py's)", classifier_engines())):
         table, peak = measure(name, engines, blocks, steps)
         rows += table
         memory.append(peak)
