@@ -166,3 +166,11 @@ def test_fit_compiled_trains_as_fit_eager():
     (la, pa), (lb, pb) = run(False), run(True)
     assert la == lb
     assert all(np.array_equal(a, b) for a, b in zip(pa, pb))
+
+
+def test_fit_compile_without_batches_says_it_trains_eagerly():
+    ta.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = ta.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.warns(UserWarning, match="batches="):
+        ta.train.fit(model, opt, lambda step: (model(ta.ones(2, 3)) ** 2).mean(), 2, compile=True, stream=io.StringIO())

@@ -22,6 +22,7 @@ Around that sit the things a run needs to be trusted with an afternoon of work:
 import math
 import os
 import sys
+import warnings
 from dataclasses import dataclass, field
 
 from ..autograd.rng import get_rng_state, set_rng_state
@@ -78,6 +79,10 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
         start = _restore(load(checkpoint), model, optimizer, scheduler, rngs, history)
         print(f"{label or 'fit'}: resumed from {checkpoint} at step {start}", file=stream or sys.stdout)
     progress = Progress(steps, label=label, stream=stream, start=start)
+    if compile and batches is None:
+        warnings.warn("fit(compile=True) without batches=: loss_fn(step) makes its batch inside the step, which a "
+                      "capture would freeze; pass batches=lambda step: ... and loss_fn(*batch). Training eagerly",
+                      stacklevel=2)
     learn = learning_step(loss_fn, optimizer, compile, _checked_loss) if batches is not None else None
     history.compiled = learn if compile and learn is not None else None
     saved = start if start else None
