@@ -290,3 +290,25 @@ def test_past_the_signature_limit_new_shapes_run_eagerly_and_it_is_said_once(mon
         outs = [step(ta.ones(n)).numpy() for n in range(1, 8)]
     assert len(step.entries) == 3 and all(np.array_equal(o, np.full(n, 2.0)) for n, o in zip(range(1, 8), outs))
     assert len([w for w in caught if "input signatures" in str(w.message)]) == 1
+
+
+def test_a_schedule_stepped_inside_the_step_is_stepped_at_every_replay():
+    rng = np.random.default_rng(11)
+    inputs = [_x(rng) for _ in range(10)]
+    results = []
+    for compiled in (False, True):
+        ta.manual_seed(0)
+        model = nn.Linear(5, 3)
+        opt = ta.optim.Adam(model.parameters(), lr=0.05)
+        schedule = ta.optim.StepLR(opt, step_size=2, gamma=0.5)
+
+        def fn(x):
+            opt.zero_grad()
+            loss = (model(x).tanh() ** 2).sum()
+            loss.backward()
+            opt.step()
+            schedule.step()  # inside the step: a replay calls it again
+            return loss
+        step = ta.compile(fn) if compiled else fn
+        results.append([(step(x).item(), opt.param_groups[0]["lr"]) for x in inputs])
+    assert results[0] == results[1]

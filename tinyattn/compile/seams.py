@@ -8,7 +8,7 @@ original back; outside a capture nothing here runs and the engine never knows it
     Tensor.register_hook/retain_grad   refused: a replay runs no hooks
     ops/arrays.py's functions      a kernel call with a followed array: one instruction
     Module.__call__                which modules ran (their train/eval switch is guarded)
-    Optimizer.step/zero_grad, Module.zero_grad   run now, called again at replay
+    Optimizer.step/zero_grad, Module.zero_grad, a schedule's step   run now, called again at replay
     tinyattn's generator           every draw (dropout masks) drawn again at replay
     np.asarray, np.array, np.ascontiguousarray   keep a followed array followed
     np.zeros, np.ones, np.full     inside a rule being followed: a register the rule fills
@@ -21,6 +21,7 @@ from ..autograd.tensor import Tensor
 from ..nn.module import Module
 from ..ops import arrays as _arrays
 from ..optim.optimizer import Optimizer
+from ..optim.schedules import _Schedule
 from . import traced as _traced
 from .traced import Refused, Traced, plain
 
@@ -43,6 +44,7 @@ _active = None  # the Recorder of the step being captured
 original_apply = Function.apply.__func__  # the engine's own, which the recorder calls
 _tensor_backward = Tensor.backward
 _step, _zero_grad, _module_zero_grad = Optimizer.step, Optimizer.zero_grad, Module.zero_grad
+_schedule_step = _Schedule.step
 _module_call = Module.__call__
 _register_hook, _retain_grad = Tensor.register_hook, Tensor.retain_grad
 _np_asarray, _np_array, _np_contiguous = np.asarray, np.array, np.ascontiguousarray
@@ -182,6 +184,7 @@ def install(recorder):
     Optimizer.step = lambda self: recorder.call(_step.__get__(self))
     Optimizer.zero_grad = lambda self, *a, **k: recorder.call(_zero_grad.__get__(self), *a, **k)
     Module.zero_grad = lambda self, *a, **k: recorder.call(_module_zero_grad.__get__(self), *a, **k)
+    _Schedule.step = lambda self: recorder.call(_schedule_step.__get__(self))
     Module.__call__ = _seam_module_call
     Tensor.register_hook = _refusing(_register_hook, "a hook (register_hook): a replay runs no hooks")
     Tensor.retain_grad = _refusing(_retain_grad, "retain_grad(): a replay keeps no intermediate gradients")
@@ -200,6 +203,7 @@ def remove(recorder):
     Function.apply = classmethod(original_apply)
     Tensor.backward = _tensor_backward
     Optimizer.step, Optimizer.zero_grad, Module.zero_grad = _step, _zero_grad, _module_zero_grad
+    _Schedule.step = _schedule_step
     Module.__call__ = _module_call
     Tensor.register_hook, Tensor.retain_grad = _register_hook, _retain_grad
     if isinstance(_rng._generator, _Draws):
