@@ -312,3 +312,36 @@ def test_a_schedule_stepped_inside_the_step_is_stepped_at_every_replay():
         step = ta.compile(fn) if compiled else fn
         results.append([(step(x).item(), opt.param_groups[0]["lr"]) for x in inputs])
     assert results[0] == results[1]
+
+
+def test_returning_loss_item_after_the_update_is_an_output_not_a_guard():
+    rng = np.random.default_rng(12)
+    inputs = [(_x(rng),) for _ in range(8)]
+
+    def factory():
+        inner = _mlp_step()
+        return lambda x: inner(x).item()  # read after opt.step(): the value is the step's output
+    step = _both(factory, inputs)
+    assert _replays(step) == 6
+
+
+def test_a_value_read_after_the_update_and_used_runs_eagerly():
+    rng = np.random.default_rng(13)
+
+    def factory():
+        inner = _mlp_step()
+
+        def fn(x):
+            loss = inner(x)
+            return ta.tensor([1.0]) if loss.item() > 0 else ta.tensor([2.0])  # Python branches on it
+        return fn
+    _both(factory, [(_x(rng),) for _ in range(4)], expect_warning="after the optimiser's step()")
+
+
+def test_a_value_read_with_item_is_a_guard_too():
+    rng = np.random.default_rng(14)
+
+    def factory():
+        return lambda x, y: (x[:(y > 0).sum().item()] * 2.0).sum()
+    inputs = [(_x(rng), np.array([1, 1, 0] if i % 2 else [1, 1, 1])) for i in range(10)]
+    assert _replays(_both(factory, inputs)) >= 4

@@ -308,15 +308,15 @@ class Recorder:
         self.emit("host", function, targs, tkwargs, tuple(f.reg for f in followed), tuple(f.shape for f in followed), form)
         return result.__class__(followed) if several else followed[0]
 
-    def read(self, array, convert):
+    def read(self, array, convert, extra=()):
         self.doing = "a value read into Python"
-        value = convert(array.view(np.ndarray))
+        value = convert(array.view(np.ndarray), *extra)
         if self.inline is not None:
             self.inline[2] = "it reads a value into Python"  # the rule runs whole at replay: no guard needed
             return value
-        if self.side_effect:
-            raise Refused(f"a value read into Python after the optimiser's step() ({_user_line()})")
-        self.emit("guard", convert, (self.ref(array),), {}, value)
+        # a guard; one read at the very end whose value the step returns (return loss.item()) becomes
+        # an output instead (step.py); one after an optimiser's step that stays a guard is refused there
+        self.emit("guard", convert, (self.ref(array),) + extra, {}, value)
         return value
 
     def draw(self, name, method, args, kwargs):

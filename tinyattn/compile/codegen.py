@@ -119,6 +119,9 @@ def line(src, index, ins, contexts):
         function, args, kwargs, value = ins[1:]
         src.lines.append(f"if not same({src.call(function, args, kwargs)}, {src.bind(value, 'seen')}): "
                          f"fail({f'a value read into Python ({where})'!r})")
+    elif kind == "read":  # a value the step returns, read from its array at the end
+        function, args, kwargs = ins[1:]
+        src.lines.append(f"v{index} = {src.call(function, args, kwargs)}")
     elif kind == "draw":
         name, args, kwargs, reg = ins[1:]
         src.lines.append(f"r{reg} = generator().{name}({', '.join([src.render(a) for a in args] + [f'{k}={src.render(v)}' for k, v in kwargs.items()])})")

@@ -60,7 +60,7 @@ def reads_of(ins):
         return reads(ins[2], reads(ins[3], set()))
     if kind in ("leaf", "grad"):
         return reads(ins[1], {ins[2]} if kind == "leaf" else set())
-    if kind in ("host", "guard", "draw"):
+    if kind in ("host", "guard", "draw", "read"):
         return reads(ins[2], reads(ins[3], set()))
     return set()  # live, call
 
@@ -215,7 +215,10 @@ def _render_result(src, template):
     """Source of what the step returns: each tensor rebuilt around its replayed array."""
     if template.__class__ is tuple and template[:1] == ("tensor",):
         return f"tensor(r{template[1]}, {template[2]})"
-    if template.__class__ in (tuple, list) and any(isinstance(t, tuple) and t[:1] == ("tensor",) for t in template):
+    if template.__class__ is tuple and template[:1] == ("read",):
+        return f"v{template[1]}"
+    if template.__class__ in (tuple, list) and any(isinstance(t, tuple) and t[:1] in (("tensor",), ("read",))
+                                                   for t in template):
         items = ", ".join(_render_result(src, t) for t in template)
         return f"({items},)" if template.__class__ is tuple else f"[{items}]"
     if template.__class__ is dict:

@@ -101,6 +101,7 @@ class CompiledStep:
             result = self.fn(*args, **kwargs)
             if not recorder.refused:
                 template = _result(recorder, result)
+                _after_a_step(recorder)
         except Refused as why:  # found after fn returned
             recorder.refused = str(why)
         finally:
@@ -297,4 +298,30 @@ def _result(recorder, value):
         return value.__class__(_result(recorder, v) for v in value)
     if value.__class__ is dict:
         return {k: _result(recorder, v) for k, v in value.items()}
+    if value.__class__ in (int, float, bool):
+        read = _trailing_read(recorder, value)
+        if read is not None:
+            return read
     return recorder.ref(value)
+
+
+def _trailing_read(recorder, value):
+    """("read", index) if `value` is what a read at the end of the step gave (return loss.item()):
+    nothing after it depended on it, so the replay computes it instead of guarding it."""
+    for index in range(len(recorder.code) - 1, -1, -1):
+        ins = recorder.code[index]
+        if ins[0] != "guard":
+            return None
+        if ins[4] is value:
+            recorder.code[index] = ("read",) + ins[1:4]
+            return ("read", index)
+    return None
+
+
+def _after_a_step(recorder):
+    """A guard after an optimiser's step: a failing one could not be undone."""
+    stepped = False
+    for ins, where in zip(recorder.code, recorder.wheres):
+        stepped = stepped or (ins[0] == "call" and ins[1].__name__ == "step")
+        if stepped and ins[0] == "guard":
+            raise Refused(f"a value read into Python after the optimiser's step() ({where})")

@@ -84,7 +84,7 @@ class Traced(np.ndarray):
         return _read(self, bool)
 
     def item(self, *args):
-        return _read(self, lambda a: np.ndarray.item(a, *args))
+        return _read(self, np.ndarray.item, *args)
 
     def tolist(self):
         return _read(self, np.ndarray.tolist)
@@ -121,10 +121,10 @@ def _host(function, args, kwargs):
     return function(*plain(args), **plain(kwargs))
 
 
-def _read(array, convert):
+def _read(array, convert, *extra):
     if recorder is not None and not recorder.depth:
         try:
-            return recorder.read(array, convert)
+            return recorder.read(array, convert, extra)
         except Refused as why:
             recorder.stop(why)
-    return convert(array.view(np.ndarray))
+    return convert(array.view(np.ndarray), *extra)
