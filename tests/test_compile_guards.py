@@ -345,3 +345,19 @@ def test_a_value_read_with_item_is_a_guard_too():
         return lambda x, y: (x[:(y > 0).sum().item()] * 2.0).sum()
     inputs = [(_x(rng), np.array([1, 1, 0] if i % 2 else [1, 1, 1])) for i in range(10)]
     assert _replays(_both(factory, inputs)) >= 4
+
+
+def test_nested_results_are_rebuilt_at_every_replay():
+    rng = np.random.default_rng(15)
+
+    def factory():
+        inner = _mlp_step()
+        return lambda x: {"pair": ((inner(x), 1), [x.sum() * 2.0])}
+    results = []
+    for compiled in (False, True):
+        ta.manual_seed(0)
+        fn = factory()
+        step = ta.compile(fn) if compiled else fn
+        outs = [step(_x(np.random.default_rng(i))) for i in range(5)]
+        results.append([(o["pair"][0][0].item(), o["pair"][0][1], o["pair"][1][0].item()) for o in outs])
+    assert results[0] == results[1]

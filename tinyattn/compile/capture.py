@@ -47,6 +47,15 @@ class Live:
         self.tensor = tensor
 
 
+class Out:
+    """In the template of what the step returns: a tensor rebuilt around register `index`
+    (kind "tensor"), or the value read at the end by instruction `index` (kind "read")."""
+    __slots__ = ("kind", "index", "requires_grad")
+
+    def __init__(self, kind, index, requires_grad=False):
+        self.kind, self.index, self.requires_grad = kind, index, requires_grad
+
+
 class Recorder:
     def __init__(self):
         self.code = []       # instructions: (kind, ...) tuples, in the order the step ran them

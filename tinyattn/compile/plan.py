@@ -14,7 +14,7 @@ import numpy as np
 
 from ..autograd import rng as _rng
 from ..autograd.tensor import wrap
-from .capture import Live, Reg
+from .capture import Live, Out, Reg
 from .codegen import generate
 from .traced import Refused
 
@@ -200,8 +200,9 @@ def _sizes(values):
 
 def result_reads(template, into):
     """The registers the step's result is rebuilt from: they live to the end."""
-    if template.__class__ is tuple and template[:1] == ("tensor",):
-        into.add(template[1])
+    if isinstance(template, Out):
+        if template.kind == "tensor":
+            into.add(template.index)
     elif template.__class__ in (tuple, list):
         for item in template:
             result_reads(item, into)
@@ -213,17 +214,22 @@ def result_reads(template, into):
 
 def _render_result(src, template):
     """Source of what the step returns: each tensor rebuilt around its replayed array."""
-    if template.__class__ is tuple and template[:1] == ("tensor",):
-        return f"tensor(r{template[1]}, {template[2]})"
-    if template.__class__ is tuple and template[:1] == ("read",):
-        return f"v{template[1]}"
-    if template.__class__ in (tuple, list) and any(isinstance(t, tuple) and t[:1] in (("tensor",), ("read",))
-                                                   for t in template):
+    if isinstance(template, Out):
+        return f"tensor(r{template.index}, {template.requires_grad})" if template.kind == "tensor" else f"v{template.index}"
+    if template.__class__ in (tuple, list) and _has_out(template):
         items = ", ".join(_render_result(src, t) for t in template)
         return f"({items},)" if template.__class__ is tuple else f"[{items}]"
     if template.__class__ is dict:
         return "{" + ", ".join(f"{k!r}: {_render_result(src, v)}" for k, v in template.items()) + "}"
     return src.render(template)
+
+
+def _has_out(template):
+    if isinstance(template, Out):
+        return True
+    if template.__class__ in (tuple, list):
+        return any(_has_out(t) for t in template)
+    return template.__class__ is dict and any(_has_out(t) for t in template.values())
 
 
 def same(a, b):

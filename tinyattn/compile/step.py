@@ -24,7 +24,7 @@ from ..autograd.tensor import Tensor
 from ..nn.fused.switch import is_fused
 from ..ops import get_backend
 from . import seams
-from .capture import Recorder, Reg
+from .capture import Out, Recorder, Reg
 from .traced import Refused
 from .plan import GuardFailed, Plan, same
 
@@ -285,7 +285,7 @@ def _tensors(value):
 
 
 def _result(recorder, value):
-    """The template of what fn returned: ("tensor", register, requires_grad) for each tensor."""
+    """The template of what fn returned: an Out for each tensor (and each value read at the end)."""
     if isinstance(value, Tensor):
         ref = recorder.ref(value.data)
         if not isinstance(ref, Reg):
@@ -293,7 +293,7 @@ def _result(recorder, value):
         if value.requires_grad and value._ctx is not None and not value._ctx.freed:
             raise Refused("the step returns a tensor whose graph is still there: call backward() inside the step "
                           "(a replay builds no graph)")
-        return ("tensor", ref.index, value.requires_grad)
+        return Out("tensor", ref.index, value.requires_grad)
     if value.__class__ in (tuple, list):
         return value.__class__(_result(recorder, v) for v in value)
     if value.__class__ is dict:
@@ -306,7 +306,7 @@ def _result(recorder, value):
 
 
 def _trailing_read(recorder, value):
-    """("read", index) if `value` is what a read at the end of the step gave (return loss.item()):
+    """Out("read", index) if `value` is what a read at the end of the step gave (return loss.item()):
     nothing after it depended on it, so the replay computes it instead of guarding it."""
     for index in range(len(recorder.code) - 1, -1, -1):
         ins = recorder.code[index]
@@ -314,7 +314,7 @@ def _trailing_read(recorder, value):
             return None
         if ins[4] is value:
             recorder.code[index] = ("read",) + ins[1:4]
-            return ("read", index)
+            return Out("read", index)
     return None
 
 
