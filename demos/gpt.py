@@ -228,6 +228,7 @@ def parse(argv):
     parser.add_argument("--eval-every", type=int, default=100, help="steps between validation and a sample")
     parser.add_argument("--seed", type=int, default=0, help="seeds the weights, the batches and the samples")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out-dir")
+    parser.add_argument("--eager", action="store_true", help="train eagerly, not as a compiled step (ta.compile)")
     parser.add_argument("--prompt", help="sample from the saved checkpoint after this text; trains nothing")
     parser.add_argument("--tokens", type=int, default=300, help="characters --prompt writes")
     parser.add_argument("--temperature", type=float, default=0.8, help="sampling temperature (> 0)")
@@ -334,7 +335,9 @@ def main(argv=None):
     opt = ta.optim.AdamW(nanogpt_groups(model, args.weight_decay), lr=args.lr, betas=(0.9, 0.99))
     schedule = ta.optim.LambdaLR(opt, warmup_cosine(args.warmup, args.steps))
     start = time.perf_counter()
-    history = ta.train.fit(model, opt, lambda step: model(*corpus.batch(args.batch, args.block_size))[1], args.steps,
+    history = ta.train.fit(model, opt, lambda x, y: model(x, y)[1], args.steps,
+                           batches=lambda step: corpus.batch(args.batch, args.block_size),
+                           compile=not args.eager,  # a compiled step (ta.compile); --eager turns it off
                            checkpoint=checkpoint, checkpoint_every=100, keep_best="val_bits_per_char",
                            best_checkpoint=best_path,
                            resume=args.resume, clip_grad_norm=1.0, scheduler=schedule, rngs={"data": corpus.rng},

@@ -97,7 +97,8 @@ def train(name, model, pair, args, out_dir, steps, warmup_cosine):
     else:
         schedule = ta.optim.StepLR(opt, step_size=max(1, int(0.6 * steps)), gamma=0.2)
     start = time.perf_counter()
-    history = ta.train.fit(model, opt, lambda step: model.loss(*pair.train.batch(args.batch)), steps,
+    history = ta.train.fit(model, opt, model.loss, steps, batches=lambda step: pair.train.batch(args.batch),
+                           compile=not args.eager,  # a compiled step (ta.compile); --eager turns it off
                            checkpoint=os.path.join(out_dir, f"{name}.ckpt.npz"), checkpoint_every=100,
                            resume=args.resume, clip_grad_norm=1.0, scheduler=schedule,
                            rngs={"data": pair.train.rng}, label=f"{name:>16s}")
@@ -304,6 +305,7 @@ def main(argv=None):
     parser.add_argument("--test-per-length", type=int, default=10, help="test sentences of each length")
     parser.add_argument("--out-dir", default="translate_out", help="checkpoints, pictures, results.json")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
+    parser.add_argument("--eager", action="store_true", help="train eagerly, not as a compiled step (ta.compile)")
     parser.add_argument("--translate", metavar="TEXT", help='translate TEXT with the trained model ("-": one '
                                                            "sentence per line from stdin); trains nothing")
     parser.add_argument("--vocab", action="store_true", help="list the words --translate knows (for --pair); "

@@ -68,6 +68,7 @@ from .autograd.spellings import module_getattr
 from . import data, metrics, models, nn, optim, viz  # after the engine they build on
 from .ops.blocks import fused, is_fused  # the one switch of the blocks table (ops/blocks.py)
 from .train.checkpoint import CheckpointError, load, save
+from .compile import compile  # noqa: A004  (torch.compile's name; the engine never imports it)
 from .ops.blas_threads import blas_threads, set_blas_threads  # one BLAS thread from its import on: see there
 
 clip = clamp  # numpy's and PyTorch's other name

@@ -81,7 +81,7 @@ class GetItem(Function):
             y = x[index]
         except IndexError as error:
             raise IndexError(f"getitem on a tensor of shape {x.shape}: {error}") from None
-        return y if y.__class__ is np.ndarray or advanced else x[index + (...,) if isinstance(index, tuple) else (index, ...)]
+        return y if isinstance(y, np.ndarray) or advanced else x[index + (...,) if isinstance(index, tuple) else (index, ...)]
 
     @staticmethod
     def backward(ctx, g):

@@ -22,6 +22,7 @@ Around that sit the things a run needs to be trusted with an afternoon of work:
 import math
 import os
 import sys
+import warnings
 from dataclasses import dataclass, field
 
 from ..autograd.creation import get_rng_state, set_rng_state
@@ -30,6 +31,7 @@ from ..nn.utils import clip_grad_norm_
 from ..ops.memory import keep_freed_memory
 from .checkpoint import load, save
 from .compile_notice import compile_notice
+from .learning_step import learning_step
 from .progress import Progress
 
 
@@ -43,6 +45,7 @@ class History:
     stopped: str = None                              # None when every step ran
     resumed_from: int = 0                            # the step a resumed run started after
     best: tuple = None                               # (step, value) of keep_best's lowest evaluation
+    compiled: object = None                          # with compile=True: the compiled step (.explain())
 
     @property
     def steps_done(self):
@@ -51,10 +54,14 @@ class History:
 
 def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=100, resume=False,
         clip_grad_norm=None, scheduler=None, rngs=None, evaluate=None, evaluate_every=None,
-        label="", stream=None, keep_best=None, best_checkpoint=None):
+        label="", stream=None, keep_best=None, best_checkpoint=None, batches=None, compile=False):
     """Train for `steps` steps; returns a History. See the module docstring for the guarantees.
 
     loss_fn(step) -> scalar loss Tensor: draws its own batch (step counts from 1).
+    batches: batches(step) -> a tuple of arguments; with it, loss_fn(*batch) computes the loss.
+    compile: with batches, run forward and backward as a compiled step (ta.compile): the batch is
+      an argument of the step, so it is not frozen into the capture. Without batches, loss_fn(step)
+      makes its batch inside the step, which a capture cannot follow: compile is then ignored.
     checkpoint: path of the checkpoint file (its folder must exist), or None for no checkpoints.
     rngs: {name: numpy Generator} whose states belong in the checkpoint (the data's generator).
     evaluate(step) -> {name: number}: called every `evaluate_every` steps and at the last step
@@ -72,6 +79,12 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
         start = _restore(load(checkpoint), model, optimizer, scheduler, rngs, history)
         print(f"{label or 'fit'}: resumed from {checkpoint} at step {start}", file=stream or sys.stdout)
     progress = Progress(steps, label=label, stream=stream, start=start)
+    if compile and batches is None:
+        warnings.warn("fit(compile=True) without batches=: loss_fn(step) makes its batch inside the step, which a "
+                      "capture would freeze; pass batches=lambda step: ... and loss_fn(*batch). Training eagerly",
+                      stacklevel=2)
+    learn = learning_step(loss_fn, optimizer, compile, _checked_loss) if batches is not None else None
+    history.compiled = learn if compile and learn is not None else None
     saved = start if start else None
     figures = {}
     step = start
@@ -79,13 +92,14 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     with compile_notice(stream):  # explains a slow first step, on a machine's first run only
         try:
             for step in range(start + 1, steps + 1):
-                loss = _checked_loss(loss_fn(step), step)
+                loss = learn(*batches(step)) if learn else _checked_loss(loss_fn(step), step)  # learn: + backward
                 value = loss.item()
+                if learn is None and math.isfinite(value):
+                    optimizer.zero_grad()
+                    loss.backward()
                 if not math.isfinite(value):
                     history.stopped = _stop_note("the loss", value, step, checkpoint, saved)
                     break
-                optimizer.zero_grad()
-                loss.backward()
                 norm = clip_grad_norm_(optimizer.params, clip_grad_norm if clip_grad_norm else math.inf)
                 if not math.isfinite(norm):
                     history.stopped = _stop_note("the gradient norm", norm, step, checkpoint, saved)

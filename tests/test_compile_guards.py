@@ -1,0 +1,363 @@
+"""ta.compile's guards and refusals: when a replay would be wrong, the step runs eagerly (and says so once)."""
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+import tinyattn.nn as nn
+import tinyattn.nn.functional as F
+
+
+def _both(fn_factory, inputs, expect_warning=None):
+    """Run fn eagerly and compiled from the same seed on the same inputs; returns (eager, compiled, step, warnings)."""
+    results = []
+    for compiled in (False, True):
+        ta.manual_seed(0)
+        fn = fn_factory()
+        step = ta.compile(fn) if compiled else fn
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = [step(*args) for args in inputs]
+        results.append(([np.array(o.data) if isinstance(o, ta.Tensor) else o for o in out], step, caught))
+    (eager, _, _), (compiled, step, caught) = results
+    for i, (a, b) in enumerate(zip(eager, compiled)):
+        assert np.array_equal(a, b), f"call {i}: compiled differs from eager"
+    mine = [w for w in caught if "ta.compile" in str(w.message)]
+    if expect_warning is None:
+        assert not mine, [str(w.message) for w in mine]
+    else:
+        assert len(mine) == 1 and expect_warning in str(mine[0].message), [str(w.message) for w in mine]
+    return step
+
+
+def _replays(step):
+    return sum(entry.replays for entry in step.entries.values())
+
+
+def test_dropout_masks_are_drawn_again_at_every_replay():
+    ones = ta.ones(4, 50)
+    step = _both(lambda: (lambda x: F.dropout(x, 0.5)), [(ones,)] * 6)
+    assert _replays(step) == 4
+    ta.manual_seed(3)
+    masks = [step(ones).numpy() for _ in range(3)]
+    assert not np.array_equal(masks[1], masks[2])  # a replay does not repeat the capture's mask
+
+
+def _mlp_step():
+    model = nn.Sequential(nn.Linear(5, 7), nn.Tanh() if hasattr(nn, "Tanh") else nn.ReLU(), nn.Dropout(0.2), nn.Linear(7, 2))
+    opt = ta.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x):
+        opt.zero_grad()
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+    step.model = model
+    return step
+
+
+def _x(rng, rows=8):
+    return ta.tensor(rng.standard_normal((rows, 5)).astype(np.float32))
+
+
+def test_a_new_shape_is_a_new_signature_and_each_replays():
+    rng = np.random.default_rng(0)
+    inputs = [(_x(rng, 8 if i % 2 else 3),) for i in range(12)]
+    step = _both(_mlp_step, inputs)
+    assert len(step.entries) == 2 and _replays(step) == 8
+
+
+def test_eval_mode_and_grad_mode_are_guarded():
+    rng = np.random.default_rng(1)
+    ta.manual_seed(0)
+    inner = _mlp_step()
+    model = inner.model
+
+    def fn(x):
+        return inner(x) if ta.is_grad_enabled() else model(x)
+    results = {}
+    for compiled in (False, True):
+        ta.manual_seed(0)
+        for p, q in zip(model.parameters(), _mlp_step().model.parameters()):  # the same start both times
+            p.data[...] = q.data
+        step = ta.compile(fn) if compiled else fn
+        out = []
+        for i in range(12):
+            model.train(i % 3 != 1)
+            with ta.no_grad() if i % 3 == 2 else ta.enable_grad():
+                out.append(step(_x(np.random.default_rng(i))).numpy().copy())
+        results[compiled] = out
+    for a, b in zip(results[False], results[True]):
+        assert np.array_equal(a, b)
+    assert len(step.entries) == 2 and _replays(step) >= 6  # grad mode: a signature; train/eval: a guard
+
+
+def test_a_value_read_into_python_is_a_guard():
+    rng = np.random.default_rng(2)
+
+    def factory():
+        def fn(x, y):
+            keep = int((y > 0).sum())  # 2 or 5: two plans, each replayed when its value comes back
+            return (x[:keep] * 2.0).sum()
+        return fn
+    inputs = [(_x(rng), np.array([1, 1, 0, 0, 0] if i % 2 else [1, 1, 1, 1, 1])) for i in range(10)]
+    step = _both(factory, inputs)
+    assert _replays(step) >= 4
+
+
+def test_a_value_that_changes_every_step_runs_eagerly_and_says_so_once():
+    rng = np.random.default_rng(3)
+    inputs = [(_x(rng), np.arange(i % 20 + 1)) for i in range(14)]
+
+    def factory():
+        return lambda x, y: x * float(y.sum())
+    # the signature changes with y's length: give every call the same length, a different sum
+    inputs = [(_x(rng), np.full(3, i)) for i in range(14)]
+    _both(factory, inputs, expect_warning="changes from call to call")
+
+
+@pytest.mark.parametrize("what", ["register_hook", "retain_grad", "trace", "retain_graph"])
+def test_what_cannot_be_replayed_runs_eagerly_and_says_why_once(what):
+    rng = np.random.default_rng(4)
+    inputs = [(_x(rng),) for _ in range(5)]
+
+    def factory():
+        w = ta.tensor(np.ones((5, 3), np.float32), requires_grad=True)
+
+        def fn(x):
+            h = (x @ w).tanh()
+            if what == "register_hook":
+                h.register_hook(lambda g: g * 2)
+            if what == "retain_grad":
+                h.retain_grad()
+            loss = h.sum()
+            if what == "trace":
+                with ta.autograd.trace():
+                    loss.backward()
+            else:
+                loss.backward(retain_graph=what == "retain_graph")
+            return ta.tensor(w.grad.copy())
+        return fn
+    expected = {"register_hook": "hook", "retain_grad": "retain_grad", "trace": "trace", "retain_graph": "retain_graph"}
+    _both(factory, inputs, expect_warning=expected[what])
+
+
+def test_a_batch_made_inside_the_step_is_not_frozen():
+    def factory():
+        data = np.random.default_rng(5)
+        inner = _mlp_step()
+        return lambda: inner(ta.tensor(data.standard_normal((8, 5)).astype(np.float32)))
+    _both(factory, [()] * 6, expect_warning="changed between two calls")
+
+
+def test_gradient_clipping_inside_the_step_runs_eagerly_and_says_so():
+    def factory():
+        model = nn.Linear(5, 2)
+        opt = ta.optim.SGD(model.parameters(), lr=0.1)
+
+        def fn(x):
+            opt.zero_grad()
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 0.01)  # reads the norm into Python
+            opt.step()
+            return ta.tensor(model.weight.data.copy())
+        return fn
+    rng = np.random.default_rng(6)
+    _both(factory, [(_x(rng),) for _ in range(14)], expect_warning="changes from call to call")
+
+
+def test_learning_rate_schedule_adam_bias_corrections_and_float_inputs_are_inputs_of_the_plan():
+    rng = np.random.default_rng(7)
+    inputs = [(_x(rng), float(i) / 7) for i in range(12)]
+    results = []
+    for compiled in (False, True):
+        ta.manual_seed(0)
+        model = nn.Linear(5, 3)
+        opt = ta.optim.Adam(model.parameters(), lr=0.05)
+        schedule = ta.optim.StepLR(opt, step_size=2, gamma=0.5)
+
+        def fn(x, scale):
+            opt.zero_grad()
+            loss = (model(x) * scale).tanh().sum()  # scale: a float argument, different every call
+            loss.backward()
+            opt.step()  # Adam's bias corrections change every step
+            return loss
+        step = ta.compile(fn) if compiled else fn
+        out = []
+        for x, scale in inputs:
+            out.append((step(x, scale).item(), model.weight.data.copy()))
+            schedule.step()  # outside the step: the next replay's opt.step() reads the new lr
+        results.append(out)
+    assert _replays(step) == len(inputs) - 2
+    for (la, wa), (lb, wb) in zip(*results):
+        assert la == lb and np.array_equal(wa, wb)
+
+
+def test_compile_off_runs_eagerly():
+    step = ta.compile(lambda x: x * 2.0)
+    with ta.compile.off():
+        for _ in range(3):
+            step(ta.ones(2))
+    assert not step.entries
+    code = ("import tinyattn as ta\nstep = ta.compile(lambda x: x * 2.0)\n[step(ta.ones(2)) for _ in range(3)]\n"
+            "assert not step.entries\n")
+    env = {**os.environ, "TINYATTN_COMPILE": "0"}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+
+
+def test_explain_names_signatures_calls_memory_and_guards():
+    rng = np.random.default_rng(8)
+    step = ta.compile(_mlp_step())
+    for _ in range(4):
+        step(_x(rng))
+    text = step.explain()
+    for words in ("signature 1", "array calls before fusion", "planned peak", "guards", "replayed 2"):
+        assert words in text, text
+    source = step.explain(code=True)
+    assert "def replay(leaves):" in source and "del r" in source  # the memory plan, as del statements
+
+
+def test_an_apply_bound_before_the_capture_runs_eagerly_and_says_so():
+    linear = nn.linear.LinearFunction.apply  # bound once: the capture's seam is Function.apply at call time
+    w, b = ta.tensor(np.ones((3, 5), np.float32), requires_grad=True), ta.tensor(np.zeros(3, np.float32), requires_grad=True)
+    rng = np.random.default_rng(9)
+
+    def factory():
+        def fn(x):
+            w.grad = None
+            linear(x * 1.0, w, b).tanh().sum().backward()
+            return ta.tensor(w.grad.copy())
+        return fn
+    _both(factory, [(_x(rng),) for _ in range(4)], expect_warning="apply")
+
+
+def test_manual_seed_inside_the_step_runs_eagerly_and_says_so():
+    def factory():
+        def fn(x):
+            ta.manual_seed(1)
+            return F.dropout(x, 0.5)
+        return fn
+    _both(factory, [(ta.ones(3, 4),)] * 4, expect_warning="manual_seed")
+
+
+def test_the_engine_never_imports_the_compiler():
+    root = os.path.join(os.path.dirname(__file__), "..", "tinyattn")
+    for package in ("autograd", "nn", "ops", "optim"):
+        for folder, _, files in os.walk(os.path.join(root, package)):
+            for name in files:
+                if name.endswith(".py"):
+                    text = open(os.path.join(folder, name), encoding="utf-8").read()
+                    assert "compile import" not in text and "import compile" not in text, f"{package}/{name}"
+
+
+def test_a_parameter_given_a_new_array_between_steps_is_read_again():
+    rng = np.random.default_rng(10)
+    inputs = [_x(rng) for _ in range(8)]
+    results = []
+    for compiled in (False, True):
+        ta.manual_seed(0)
+        model = nn.Linear(5, 3)
+        opt = ta.optim.SGD(model.parameters(), lr=0.1)
+
+        def fn(x):
+            opt.zero_grad()
+            loss = (model(x).tanh() ** 2).sum()  # the rule takes weight.T: a view of the parameter's array
+            loss.backward()
+            opt.step()
+            return loss
+        step = ta.compile(fn) if compiled else fn
+        out = []
+        for i, x in enumerate(inputs):
+            if i == 5:
+                model.weight.data = model.weight.data * 0.5  # a new array, as load_state_dict may give
+            out.append(step(x).item())
+        results.append(out)
+    assert results[0] == results[1]
+
+
+def test_past_the_signature_limit_new_shapes_run_eagerly_and_it_is_said_once(monkeypatch):
+    from tinyattn.compile import step as step_module
+    monkeypatch.setattr(step_module, "MAX_SIGNATURES", 3)
+    step = ta.compile(lambda x: x * 2.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outs = [step(ta.ones(n)).numpy() for n in range(1, 8)]
+    assert len(step.entries) == 3 and all(np.array_equal(o, np.full(n, 2.0)) for n, o in zip(range(1, 8), outs))
+    assert len([w for w in caught if "input signatures" in str(w.message)]) == 1
+
+
+def test_a_schedule_stepped_inside_the_step_is_stepped_at_every_replay():
+    rng = np.random.default_rng(11)
+    inputs = [_x(rng) for _ in range(10)]
+    results = []
+    for compiled in (False, True):
+        ta.manual_seed(0)
+        model = nn.Linear(5, 3)
+        opt = ta.optim.Adam(model.parameters(), lr=0.05)
+        schedule = ta.optim.StepLR(opt, step_size=2, gamma=0.5)
+
+        def fn(x):
+            opt.zero_grad()
+            loss = (model(x).tanh() ** 2).sum()
+            loss.backward()
+            opt.step()
+            schedule.step()  # inside the step: a replay calls it again
+            return loss
+        step = ta.compile(fn) if compiled else fn
+        results.append([(step(x).item(), opt.param_groups[0]["lr"]) for x in inputs])
+    assert results[0] == results[1]
+
+
+def test_returning_loss_item_after_the_update_is_an_output_not_a_guard():
+    rng = np.random.default_rng(12)
+    inputs = [(_x(rng),) for _ in range(8)]
+
+    def factory():
+        inner = _mlp_step()
+        return lambda x: inner(x).item()  # read after opt.step(): the value is the step's output
+    step = _both(factory, inputs)
+    assert _replays(step) == 6
+
+
+def test_a_value_read_after_the_update_and_used_runs_eagerly():
+    rng = np.random.default_rng(13)
+
+    def factory():
+        inner = _mlp_step()
+
+        def fn(x):
+            loss = inner(x)
+            return ta.tensor([1.0]) if loss.item() > 0 else ta.tensor([2.0])  # Python branches on it
+        return fn
+    _both(factory, [(_x(rng),) for _ in range(4)], expect_warning="after the optimiser's step()")
+
+
+def test_a_value_read_with_item_is_a_guard_too():
+    rng = np.random.default_rng(14)
+
+    def factory():
+        return lambda x, y: (x[:(y > 0).sum().item()] * 2.0).sum()
+    inputs = [(_x(rng), np.array([1, 1, 0] if i % 2 else [1, 1, 1])) for i in range(10)]
+    assert _replays(_both(factory, inputs)) >= 4
+
+
+def test_nested_results_are_rebuilt_at_every_replay():
+    rng = np.random.default_rng(15)
+
+    def factory():
+        inner = _mlp_step()
+        return lambda x: {"pair": ((inner(x), 1), [x.sum() * 2.0])}
+    results = []
+    for compiled in (False, True):
+        ta.manual_seed(0)
+        fn = factory()
+        step = ta.compile(fn) if compiled else fn
+        outs = [step(_x(np.random.default_rng(i))) for i in range(5)]
+        results.append([(o["pair"][0][0].item(), o["pair"][0][1], o["pair"][1][0].item()) for o in outs])
+    assert results[0] == results[1]

@@ -1,0 +1,253 @@
+"""The plan: the captured instructions, their registers' lifetimes, and the replay.
+
+A replay runs one Python function that codegen.py writes from the instructions, in the order the
+eager step ran them: the ops' own forward and backward rules (or, where a rule was followed inside,
+its numpy calls), called with the arrays they took when the step was captured, so the same numbers
+come out, bit for bit. No Tensor objects, no graph, no backward walk, no module code. CUDA graphs
+do the same with GPU kernels: record once, launch the recorded list again on new inputs.
+
+The memory plan is liveness, as a compiler's register allocator computes it: each register's last
+reader is known, so the generated code `del`s its array right after (and malloc hands its memory
+to the next array of that size). Without it a replay would hold every array of the step at once.
+"""
+import numpy as np
+
+from ..autograd import creation as _rng
+from ..autograd.tensor import wrap
+from .capture import Live, Out, Reg
+from .codegen import generate
+from .traced import Refused
+
+
+class GuardFailed(Exception):
+    """A value the capture relied on is different at replay: run eagerly instead."""
+
+
+class ReplayContext:
+    """The `ctx` an op's forward and backward get at replay (the engine's Context, less the graph
+    links); needs_input_grad is a class attribute of each instruction's own subclass."""
+    _saved = ()
+
+    def save_for_backward(self, *arrays):
+        self._saved = arrays
+
+    @property
+    def saved_tensors(self):
+        return self._saved
+
+
+def reads(template, into):
+    """Add every register the template reads to `into`."""
+    if isinstance(template, Reg):
+        into.add(template.index)
+    elif template.__class__ in (tuple, list):
+        for item in template:
+            reads(item, into)
+    elif template.__class__ is dict:
+        for item in template.values():
+            reads(item, into)
+    return into
+
+
+def reads_of(ins):
+    """The registers instruction `ins` reads (liveness)."""
+    kind = ins[0]
+    if kind == "forward":
+        return reads(ins[2], set())
+    if kind == "backward":
+        return reads(ins[3], {ins[2]})
+    if kind == "ctx":
+        return reads(ins[2], reads(ins[3], set()))
+    if kind in ("leaf", "grad"):
+        return reads(ins[1], {ins[2]} if kind == "leaf" else set())
+    if kind in ("host", "guard", "draw", "read"):
+        return reads(ins[2], reads(ins[3], set()))
+    return set()  # live, call
+
+
+def _writes(instruction):
+    kind = instruction[0]
+    if kind == "forward":
+        return instruction[4] + ((instruction[5],) if instruction[5] is not None else ())
+    if kind == "backward":
+        return tuple(reg for reg in instruction[4] if reg is not None)
+    if kind == "host":
+        return instruction[4]
+    if kind == "draw":
+        return (instruction[4],)
+    if kind in ("grad", "live"):
+        return (instruction[2],)
+    if kind == "ctx":
+        return (instruction[4],)
+    return ()
+
+
+_contexts = {}
+
+
+def _context_class(needs):
+    """A ReplayContext class whose needs_input_grad is `needs`: making a ctx is then one call."""
+    if needs not in _contexts:
+        _contexts[needs] = type("ReplayContext", (ReplayContext,), {"needs_input_grad": needs})
+    return _contexts[needs]
+
+
+def _fail(what):
+    raise GuardFailed(f"{what}: not what the capture saw")
+
+
+def _add_to_grad(tensor, grad):
+    """As the engine adds into a leaf's .grad: a copy it owns, or +=."""
+    if tensor.grad is None:
+        tensor.grad = np.array(grad, dtype=tensor.data.dtype, copy=True)
+    else:
+        tensor.grad += grad
+
+
+def _tensor(array, requires_grad):
+    tensor = wrap(array)
+    tensor.requires_grad = requires_grad
+    return tensor
+
+
+HELPERS = {"fail": _fail, "same": None, "asarray": np.asarray, "add_to_grad": _add_to_grad,
+           "generator": _rng.generator, "as_tuple": lambda out: tuple(out) if isinstance(out, list) else (out,),
+           "tensor": _tensor}
+
+
+class Plan:
+    """One captured signature's work, written out as a Python function (codegen.py), ready to replay."""
+
+    def __init__(self, recorder, result, registers):
+        self.code, self.wheres = recorder.code, recorder.wheres
+        self.inputs = [(position, kind, reg) for position, kind, reg, _ in recorder.inputs]
+        self.modules = list(recorder.modules.values())
+        self.live = [(t, t.data.shape, t.data.dtype, t.requires_grad) for t in recorder.live.values()]
+        self.result = result
+        self.registers = registers
+        self.guarded = any(ins[0] == "guard" for ins in self.code)
+        kept = result_reads(result, set())
+        written = [_writes(ins) for ins in self.code]
+        defined = {reg for _, _, reg in self.inputs}
+        last = {}
+        for index, (ins, regs) in enumerate(zip(self.code, written)):
+            read = reads_of(ins)
+            if not read <= defined:
+                raise Refused(f"{ins[0]} {getattr(ins[1], '__name__', '')} reads a value the plan never computes "
+                              f"({self.wheres[index]})")
+            defined.update(regs)
+            for reg in read:
+                last[reg] = index
+        dead = [[] for _ in self.code]
+        for index, regs in enumerate(written):  # the memory plan: a value goes after its last reader
+            for reg in regs:
+                if reg not in last and reg not in kept:
+                    dead[index].append(reg)
+        for reg, index in last.items():
+            if reg not in kept:
+                dead[index].append(reg)
+        self._source = self._run = None  # written and compiled on the first replay (a plan may be dropped first)
+        self.sizes = {**_sizes(recorder.values), **recorder.saved_bytes}
+        self.dead, self.written = dead, written
+
+    def check_entry(self):
+        """The guards on what lives outside the step: modules' train/eval switch, parameters."""
+        for module, training in self.modules:
+            if module.training != training:
+                raise GuardFailed(f"{type(module).__name__} is in {'train' if module.training else 'eval'} mode now")
+        for tensor, shape, dtype, requires_grad in self.live:
+            data = tensor.data
+            if data.shape != shape or data.dtype != dtype or tensor.requires_grad != requires_grad:
+                raise GuardFailed("a parameter changed shape, dtype or requires_grad")
+
+    def _generate(self):
+        """Write the replay's Python source (codegen.py) and compile it, once."""
+        if self._source is None:
+            self._source, self._run = generate(self.code, self.inputs, self.result, self.dead,
+                                               {**HELPERS, "same": same}, _context_class, _render_result)
+
+    @property
+    def source(self):
+        self._generate()
+        return self._source
+
+    def replay(self, leaves):
+        self.check_entry()
+        self._generate()
+        state = _rng.get_rng_state() if self.guarded else None
+        try:
+            return self._run(leaves)
+        except GuardFailed:
+            if state is not None:
+                _rng.set_rng_state(state)  # the next attempt draws the same numbers again
+            raise
+
+    def peaks(self):
+        """(bytes held at once under the memory plan, bytes the step's arrays take all together)."""
+        held, peak = 0, 0
+        for regs, dead in zip(self.written, self.dead):
+            held += sum(self.sizes.get(reg, 0) for reg in regs)
+            peak = max(peak, held)
+            held -= sum(self.sizes.get(reg, 0) for reg in dead)
+        return peak, sum(self.sizes.values())
+
+
+def _sizes(values):
+    """Bytes of each register that owns its memory (a view costs nothing)."""
+    return {reg: value.nbytes for reg, value in enumerate(values)
+            if isinstance(value, np.ndarray) and value.base is None}
+
+
+def result_reads(template, into):
+    """The registers the step's result is rebuilt from: they live to the end."""
+    if isinstance(template, Out):
+        if template.kind == "tensor":
+            into.add(template.index)
+    elif template.__class__ in (tuple, list):
+        for item in template:
+            result_reads(item, into)
+    elif template.__class__ is dict:
+        for item in template.values():
+            result_reads(item, into)
+    return reads(template, into) if isinstance(template, Reg) else into
+
+
+def _render_result(src, template):
+    """Source of what the step returns: each tensor rebuilt around its replayed array."""
+    if isinstance(template, Out):
+        return f"tensor(r{template.index}, {template.requires_grad})" if template.kind == "tensor" else f"v{template.index}"
+    if template.__class__ in (tuple, list) and _has_out(template):
+        items = ", ".join(_render_result(src, t) for t in template)
+        return f"({items},)" if template.__class__ is tuple else f"[{items}]"
+    if template.__class__ is dict:
+        return "{" + ", ".join(f"{k!r}: {_render_result(src, v)}" for k, v in template.items()) + "}"
+    return src.render(template)
+
+
+def _has_out(template):
+    if isinstance(template, Out):
+        return True
+    if template.__class__ in (tuple, list):
+        return any(_has_out(t) for t in template)
+    return template.__class__ is dict and any(_has_out(t) for t in template.values())
+
+
+def same(a, b):
+    """Equal as a capture means it: arrays by value (NaN equal to NaN), the rest with ==, or the same object."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if isinstance(a, Reg) or isinstance(b, Reg):
+        return a == b
+    if isinstance(a, Live) or isinstance(b, Live):
+        return isinstance(a, Live) and isinstance(b, Live) and a.tensor is b.tensor
+    if a.__class__ in (tuple, list) and b.__class__ is a.__class__:
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if a.__class__ is dict and b.__class__ is dict:
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,327 @@
+"""`ta.compile(fn)`: signatures, guards, when to capture, when to replay, when to stay eager.
+
+    call 1 with a signature   eager, captured             (a signature: the arguments' shapes,
+    call 2                    eager, captured again,        dtypes and kinds, plus grad mode,
+                              compared with call 1          ta.fused and the backend)
+    call 3, 4, ...            replayed (plan.py)
+
+Why two captures: an array the step makes for itself in plain Python (a batch drawn inside fn, a
+mask built from data the capture cannot see) would be frozen into the plan as a constant. So the
+constants of two captures are compared; if one changed, the step runs eagerly and says so once.
+A value Python read from an array (int(n), bool(x.any())) is a guard: a replay whose value
+differs is abandoned, the step runs eagerly and is captured for that value too (up to
+MAX_PLANS per signature; past that, the value changes every step: eager, said once).
+"""
+import contextlib
+import os
+import threading
+import warnings
+
+import numpy as np
+
+from ..autograd import is_grad_enabled
+from ..autograd.tensor import Tensor
+from ..ops.blocks import is_fused
+from ..ops import get_backend
+from . import seams
+from .capture import Out, Recorder, Reg
+from .traced import Refused
+from .plan import GuardFailed, Plan, same
+
+MAX_PLANS = 8
+MAX_SIGNATURES = 64  # past this many input signatures a new one runs eagerly (torch.compile's cache_size_limit)
+
+
+class _Off(threading.local):
+    off = os.environ.get("TINYATTN_COMPILE", "1").strip().lower() in ("0", "false")
+
+
+_switch = _Off()
+
+
+@contextlib.contextmanager
+def off():
+    """`with ta.compile.off():` every compiled step inside runs eagerly (TINYATTN_COMPILE=0: the whole run)."""
+    before, _switch.off = _switch.off, True
+    try:
+        yield
+    finally:
+        _switch.off = before
+
+
+class Entry:
+    """What is known about one signature: its plans, and why it stays eager if it does."""
+
+    def __init__(self, spec):
+        self.spec, self.plans, self.pending, self.refused = spec, [], [], None
+        self.calls = self.replays = 0
+
+
+class CompiledStep:
+    def __init__(self, fn):
+        self.fn = fn
+        self.entries = {}
+        self.too_many = False  # the warning about MAX_SIGNATURES was given
+        self.__name__ = getattr(fn, "__name__", "step")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __call__(self, *args, **kwargs):
+        if _switch.off or seams.active() is not None:
+            return self.fn(*args, **kwargs)
+        leaves = []
+        spec = (_spec((args, kwargs), leaves), is_grad_enabled(), is_fused(), get_backend())
+        entry = self.entries.get(spec)
+        if entry is None:
+            if len(self.entries) >= MAX_SIGNATURES:
+                if not self.too_many:
+                    self.too_many = True
+                    warnings.warn(f"ta.compile({self.__name__}): more than {MAX_SIGNATURES} input signatures; new ones "
+                                  "run eagerly (a capture costs several eager steps: give the batches fewer shapes, "
+                                  "e.g. bucket them by length)", stacklevel=2)
+                return self.fn(*args, **kwargs)
+            entry = self.entries[spec] = Entry(spec)
+        entry.calls += 1
+        if entry.refused:
+            return self.fn(*args, **kwargs)
+        for plan in entry.plans:
+            try:
+                result = plan.replay(leaves)
+            except GuardFailed:
+                continue
+            entry.replays += 1
+            return result
+        return self._capture(entry, args, kwargs, leaves)
+
+    def _capture(self, entry, args, kwargs, leaves):
+        recorder = Recorder()
+        args, kwargs = _hand_in(recorder, (args, kwargs), leaves)
+        seams.install(recorder)
+        result = None
+        try:
+            result = self.fn(*args, **kwargs)
+            if not recorder.refused:
+                template = _result(recorder, result)
+                _after_a_step(recorder)
+        except Refused as why:  # found after fn returned
+            recorder.refused = str(why)
+        finally:
+            seams.remove(recorder)
+            _hand_back(recorder, result)
+        if recorder.refused:
+            entry.refused = recorder.refused
+            self._warn(entry)
+            return result
+        try:
+            plan = Plan(recorder, template, len(recorder.values))
+        except Refused as why:
+            entry.refused = str(why)
+            self._warn(entry)
+            return result
+        self._file(entry, plan)
+        return result
+
+    def _file(self, entry, plan):
+        """Confirm the plan against an earlier capture of the same values read, or keep it to compare."""
+        for earlier in entry.pending:
+            if earlier.modules != plan.modules:  # another train/eval setting: another path, not a change
+                continue
+            where = first_difference(earlier, plan)
+            if where is None:
+                entry.pending.remove(earlier)
+                entry.plans.append(earlier)
+                return
+            index, guard = where
+            if not guard:
+                entry.refused = (f"the step made an array or number for itself that changed between two calls with "
+                                 f"the same inputs ({_describe(plan, index)}): pass it to the step as an argument")
+                self._warn(entry)
+                return
+        entry.pending.append(plan)
+        if len(entry.pending) + len(entry.plans) > MAX_PLANS:
+            guards = [plan.wheres[i] for i, ins in enumerate(plan.code) if ins[0] == "guard"]
+            entry.refused = (f"a value read into Python changes from call to call ({', '.join(guards[:3])}); "
+                             f"{MAX_PLANS} captures did not repeat")
+            entry.pending, entry.plans = [], []
+            self._warn(entry)
+
+    def _warn(self, entry):
+        warnings.warn(f"ta.compile({self.__name__}): runs eagerly for this signature: {entry.refused}", stacklevel=4)
+
+    def explain(self, code=False):
+        """What was captured, signature by signature (see docs/API.md, "Compiled steps"); with
+        code=True, also the Python source generated for each plan (codegen.py)."""
+        lines = [f"ta.compile({self.__name__}): {len(self.entries)} signature(s)"]
+        for number, entry in enumerate(self.entries.values(), 1):
+            inputs, grad, fused, backend = entry.spec
+            lines.append(f"signature {number}: inputs {inputs}; grad mode {grad}, ta.fused {fused}, backend {backend}")
+            lines.append(f"  calls {entry.calls}, replayed {entry.replays}")
+            if entry.refused:
+                lines.append(f"  eager: {entry.refused}")
+            for label, plans in (("plan", entry.plans), ("captured once, to be confirmed", entry.pending)):
+                for plan in plans:
+                    lines.extend("  " + line for line in describe(plan, label))
+                    if code:
+                        lines.append(plan.source)
+        return "\n".join(lines)
+
+
+def describe(plan, label):
+    counts = {}
+    ops = {}
+    for ins in plan.code:
+        counts[ins[0]] = counts.get(ins[0], 0) + 1
+        if ins[0] in ("forward", "backward"):
+            name = ins[1].__name__ + (".backward" if ins[0] == "backward" else "")
+            ops[name] = ops.get(name, 0) + 1
+    planned, everything = plan.peaks()
+    top = ", ".join(f"{name} x{n}" for name, n in sorted(ops.items(), key=lambda kv: -kv[1])[:8])
+    guards = [f"{_value(ins[4])} at {where}" for ins, where in zip(plan.code, plan.wheres) if ins[0] == "guard"]
+    whole = sum(1 for ins in plan.code if ins[0] in ("forward", "backward"))
+    return [f"{label}: {len(plan.code)} array calls before fusion, {len(plan.code)} after (no fusion built yet); "
+            f"generated code {plan.source.count(chr(10))} lines (explain(code=True) prints it)",
+            "  " + ", ".join(f"{kind} {n}" for kind, n in counts.items())
+            + f"  (forward/backward: an op's rule run whole, {whole}; host: numpy and ops/arrays.py calls, "
+              "including those of the rules followed inside)",
+            f"  most called: {top}",
+            f"  memory (the arrays the plan computes and the nodes save): planned peak {planned / 2 ** 20:.2f} MB, "
+            f"all held at once {everything / 2 ** 20:.2f} MB (a replay without the plan); the eager step's peak "
+            "is measured in benchmarks/bench_compiled.py",
+            f"  guards: the signature; train/eval of {len(plan.modules)} module(s); shape, dtype and "
+            f"requires_grad of {len(plan.live)} parameter(s); {len(guards)} value(s) read into Python"
+            + "".join(f"\n    {g}" for g in guards[:10])]
+
+
+def _value(value):
+    text = repr(value)
+    return text if len(text) < 40 else text[:37] + "..."
+
+
+def first_difference(a, b):
+    """None if two captures did the same work with the same constants; else (index, is_a_guard_value)."""
+    if len(a.code) != len(b.code):
+        index = next((i for i, (x, y) in enumerate(zip(a.code, b.code)) if not same(x[:2], y[:2])), min(len(a.code), len(b.code)))
+        return index, any(ins[0] == "guard" for ins in a.code[:index + 1])
+    for index, (x, y) in enumerate(zip(a.code, b.code)):
+        if not same(x, y):
+            return index, x[0] == "guard" and same(x[:4], y[:4])
+    return None
+
+
+def _describe(plan, index):
+    ins = plan.code[min(index, len(plan.code) - 1)]
+    what = getattr(ins[1], "__name__", ins[1]) if ins[0] != "leaf" else "a gradient"
+    return f"{ins[0]} {what} at {plan.wheres[min(index, len(plan.wheres) - 1)]}"
+
+
+# --- the step's arguments ---------------------------------------------------------------------
+def _spec(value, leaves):
+    """The signature of the arguments; their tensors, arrays and floats go to `leaves`, in order."""
+    if isinstance(value, Tensor):
+        leaves.append(value)
+        return ("tensor", value.data.shape, value.data.dtype.str, value.requires_grad)
+    if isinstance(value, np.ndarray):
+        leaves.append(value)
+        return ("array", value.shape, value.dtype.str)
+    if value.__class__ is float:
+        leaves.append(value)
+        return "float"
+    if value.__class__ in (tuple, list):
+        return (value.__class__.__name__,) + tuple(_spec(v, leaves) for v in value)
+    if value.__class__ is dict:
+        return ("dict",) + tuple((k, _spec(v, leaves)) for k, v in value.items())
+    if value is None or value.__class__ in (int, bool, str):
+        return value
+    return ("object", id(value))
+
+
+def _hand_in(recorder, value, leaves):
+    """The arguments as fn gets them while captured: arrays as Traced views, tensors holding one."""
+    position = [0]
+
+    def walk(value):
+        if isinstance(value, (Tensor, np.ndarray)) or value.__class__ is float:
+            at = position[0]
+            position[0] += 1
+            if isinstance(value, Tensor):
+                recorder.inputs.append((at, "tensor", recorder.new_reg(value), value))
+                view = recorder.follow(value.data)
+                recorder.inputs.append((at, "data", view.reg, value))
+                recorder.swapped.append((value, value.data))
+                value.data = view
+                return value
+            if isinstance(value, np.ndarray):
+                view = recorder.follow(value)
+                recorder.inputs.append((at, "array", view.reg, value))
+                return view
+            recorder.inputs.append((at, "float", recorder.new_reg(value), value))
+            return value
+        if value.__class__ in (tuple, list):
+            return value.__class__(walk(v) for v in value)
+        if value.__class__ is dict:
+            return {k: walk(v) for k, v in value.items()}
+        return value
+    recorder.swapped = []
+    return walk(value)
+
+
+def _hand_back(recorder, result):
+    """Input tensors get their own arrays back; returned tensors hold plain arrays."""
+    for tensor, data in recorder.swapped:
+        tensor.data = data
+    recorder.plain_grads()
+    for tensor in _tensors(result):
+        tensor.data = np.asarray(tensor.data)
+
+
+def _tensors(value):
+    if isinstance(value, Tensor):
+        yield value
+    elif value.__class__ in (tuple, list):
+        for v in value:
+            yield from _tensors(v)
+    elif value.__class__ is dict:
+        for v in value.values():
+            yield from _tensors(v)
+
+
+def _result(recorder, value):
+    """The template of what fn returned: an Out for each tensor (and each value read at the end)."""
+    if isinstance(value, Tensor):
+        ref = recorder.ref(value.data)
+        if not isinstance(ref, Reg):
+            return value  # a tensor from outside the step, returned as it is
+        if value.requires_grad and value._ctx is not None and not value._ctx.freed:
+            raise Refused("the step returns a tensor whose graph is still there: call backward() inside the step "
+                          "(a replay builds no graph)")
+        return Out("tensor", ref.index, value.requires_grad)
+    if value.__class__ in (tuple, list):
+        return value.__class__(_result(recorder, v) for v in value)
+    if value.__class__ is dict:
+        return {k: _result(recorder, v) for k, v in value.items()}
+    if value.__class__ in (int, float, bool):
+        read = _trailing_read(recorder, value)
+        if read is not None:
+            return read
+    return recorder.ref(value)
+
+
+def _trailing_read(recorder, value):
+    """Out("read", index) if `value` is what a read at the end of the step gave (return loss.item()):
+    nothing after it depended on it, so the replay computes it instead of guarding it."""
+    for index in range(len(recorder.code) - 1, -1, -1):
+        ins = recorder.code[index]
+        if ins[0] != "guard":
+            return None
+        if ins[4] is value:
+            recorder.code[index] = ("read",) + ins[1:4]
+            return Out("read", index)
+    return None
+
+
+def _after_a_step(recorder):
+    """A guard after an optimiser's step: a failing one could not be undone."""
+    stepped = False
+    for ins, where in zip(recorder.code, recorder.wheres):
+        stepped = stepped or (ins[0] == "call" and ins[1].__name__ == "step")
+        if stepped and ins[0] == "guard":
+            raise Refused(f"a value read into Python after the optimiser's step() ({where})")
