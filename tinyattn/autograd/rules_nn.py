@@ -69,8 +69,6 @@ class MatMul(Function):
 
 def _along(axis, function, *inputs):
     """Run a last-axis array function along `axis`: move that axis last, run, move it back."""
-    if axis == inputs[0].ndim - 1:  # already last, the usual case: np.moveaxis costs ~3 us a call
-        return function(*inputs)
     return np.moveaxis(function(*(np.moveaxis(a, axis, -1) for a in inputs)), -1, axis)
 
 
@@ -84,7 +82,6 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, axis, mask):
         require_float("softmax", x=x)
-        last = axis == x.ndim - 1  # the usual case: no np.moveaxis (~3 us a call)
         if mask is not None:
             mask = np.asarray(mask)
             if mask.dtype != np.bool_:
@@ -94,11 +91,11 @@ class Softmax(Function):
             # Give the mask x's number of axes (size 1 where it broadcasts), never x's size:
             # a broadcast mask is read through strides, never copied to the scores' size.
             mask = mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape)
-            mask = mask if last else np.moveaxis(mask, axis, -1)
-        y = arrays.softmax(x if last else np.moveaxis(x, axis, -1), mask)
+            mask = np.moveaxis(mask, axis, -1)
+        y = arrays.softmax(np.moveaxis(x, axis, -1), mask)
         ctx.save_for_backward(y)
         ctx.axis = axis
-        return y if last else np.moveaxis(y, -1, axis)
+        return np.moveaxis(y, -1, axis)
 
     @staticmethod
     def backward(ctx, g):
