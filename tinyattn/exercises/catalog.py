@@ -12,8 +12,7 @@ import numpy as np
 
 from ..nn import functional as F
 from ..nn.additive_attention import additive_scores
-from ..nn.embedding import EmbeddingFunction
-from ..nn.layer_norm import LayerNormFunction
+from ..nn.layers import EmbeddingFunction, LayerNormFunction
 from ..nn.fused.recurrent_steps import GRUStep, LSTMStep
 from ..nn.rnn import RNNRule
 from ..nn.transformer import TransformerEncoderLayer
@@ -93,7 +92,7 @@ PATH = [
     Exercise("layer_norm", "layer normalisation with weight and bias",
              {"x": (B, T, 5), "weight": (5,), "bias": (5,)},
              lambda x, weight, bias: LayerNormFunction.apply(x, weight, bias, (2,), 1e-5),
-             "class LayerNormFunction in tinyattn/nn/layer_norm.py"),
+             "class LayerNormFunction in tinyattn/nn/layers.py"),
     Exercise("attention", "scaled dot-product attention with a causal mask",
              {"q": (B, 4, 3), "k": (B, 4, 3), "v": (B, 4, 2)},
              lambda q, k, v, allowed: F.scaled_dot_product_attention(q, k, v, mask=allowed)[0],
@@ -110,7 +109,7 @@ PATH = [
              {"table": (6, E), "positions": (5, E)},
              lambda table, positions, tokens: (EmbeddingFunction.apply(table, tokens, None) * np.sqrt(E)
                                                + positions[:tokens.shape[1]]),
-             "class EmbeddingFunction in tinyattn/nn/embedding.py",
+             "class EmbeddingFunction in tinyattn/nn/layers.py",
              constants={"tokens": np.array([[1, 3, 1], [0, 1, 5]])}),  # word 1 three times: its gradients add up
     Exercise("rnn_step", "one step of a tanh RNN",
              {"x": (3, 4), "h": (3, 5), "w_ih": (5, 4), "w_hh": (5, 5), "b_ih": (5,), "b_hh": (5,)},

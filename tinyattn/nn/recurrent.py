@@ -24,7 +24,7 @@ from ..autograd.rules_elementwise import where
 from ..autograd.tensor import Tensor, wrap
 from ..ops import blocks
 from .functional import dropout
-from .linear import LinearFunction
+from .layers import LinearFunction
 from .masks import real_positions
 from .module import Module, Parameter
 from .sizes import check_sizes
