@@ -97,21 +97,26 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        # Unwrap the Tensors; their floating dtypes must agree; note which need a gradient.
-        float_dtypes = list(dict.fromkeys(arg.data.dtype for arg in args
-                                          if isinstance(arg, _tensor.Tensor) and arg.data.dtype.kind == "f"))
+        arrays, needs, float_dtypes = [], [], []
+        for arg in args:  # unwrap the Tensors, note which need a gradient and their floating dtypes
+            if isinstance(arg, _tensor.Tensor):
+                arrays.append(arg.data)
+                needs.append(arg.requires_grad)
+                if arg.data.dtype.kind == "f" and arg.data.dtype not in float_dtypes:
+                    float_dtypes.append(arg.data.dtype)
+            else:
+                arrays.append(arg)
+                needs.append(False)
         if len(float_dtypes) > 1:
             raise TypeError(f"{cls.__name__}: {float_dtypes[0]} and {float_dtypes[1]} tensors in one op; "
                             "convert one with .double() or .float() first")
-        arrays = [arg.data if isinstance(arg, _tensor.Tensor) else arg for arg in args]
-        needs = tuple(isinstance(arg, _tensor.Tensor) and arg.requires_grad for arg in args)
 
         ctx = Context()
-        record = any(needs) and _grad_mode.enabled  # no graph node when nothing needs a gradient
-        ctx.needs_input_grad = needs if record else (False,) * len(args)
+        record = True in needs and _grad_mode.enabled  # no graph node when nothing needs a gradient
+        ctx.needs_input_grad = tuple(needs) if record else (False,) * len(args)
         result = cls.forward(ctx, *arrays)
         several = isinstance(result, (tuple, list))  # a forward may return one array or several
-        outputs = tuple(_tensor.wrap(array) for array in (result if several else (result,)))
+        outputs = [_tensor.wrap(array) for array in result] if several else [_tensor.wrap(result)]
         if record:
             ctx.fn = cls
             ctx._created = tick()  # one clock with in-place changes (inplace.py)
@@ -124,7 +129,7 @@ class Function:
                     output.requires_grad = True
                     output._ctx = ctx
                     output._out_index = index
-        return outputs if several else outputs[0]
+        return tuple(outputs) if several else outputs[0]
 
 
 def zeros_for_output(shape, dtype):
