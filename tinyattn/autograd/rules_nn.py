@@ -68,8 +68,9 @@ class MatMul(Function):
 
 
 def _along(axis, function, *inputs):
-    """Run a last-axis array function along `axis`: move that axis last, run, move it back."""
-    return np.moveaxis(function(*(np.moveaxis(a, axis, -1) for a in inputs)), -1, axis)
+    """Run a last-axis array function along `axis`: swap that axis with the last, run, swap back.
+    (Each row is computed alone, so the order of the other axes does not matter.)"""
+    return function(*(a.swapaxes(axis, -1) for a in inputs)).swapaxes(axis, -1)
 
 
 class Softmax(Function):
@@ -90,12 +91,11 @@ class Softmax(Function):
                 raise ShapeError(f"softmax: mask {mask.shape} does not broadcast to the scores' {x.shape}")
             # Give the mask x's number of axes (size 1 where it broadcasts), never x's size:
             # a broadcast mask is read through strides, never copied to the scores' size.
-            mask = mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape)
-            mask = np.moveaxis(mask, axis, -1)
-        y = arrays.softmax(np.moveaxis(x, axis, -1), mask)
+            mask = mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape).swapaxes(axis, -1)
+        y = arrays.softmax(x.swapaxes(axis, -1), mask)  # along the last axis (_along)
         ctx.save_for_backward(y)
         ctx.axis = axis
-        return np.moveaxis(y, -1, axis)
+        return y.swapaxes(axis, -1)
 
     @staticmethod
     def backward(ctx, g):
