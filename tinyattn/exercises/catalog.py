@@ -14,7 +14,7 @@ from ..nn import functional as F
 from ..nn.additive_attention import additive_scores
 from ..nn.layers import EmbeddingFunction, LayerNormFunction
 from ..nn.fused.recurrent_steps import GRUStep, LSTMStep
-from ..nn.rnn import RNNRule
+from ..nn.recurrent import RNNRule
 from ..nn.transformer import TransformerEncoderLayer
 
 
@@ -114,7 +114,7 @@ PATH = [
     Exercise("rnn_step", "one step of a tanh RNN",
              {"x": (3, 4), "h": (3, 5), "w_ih": (5, 4), "w_hh": (5, 5), "b_ih": (5,), "b_hh": (5,)},
              lambda x, h, w_ih, w_hh, b_ih, b_hh: RNNRule(h.shape[1]).equations(x @ w_ih.T + b_ih, h, w_hh, b_hh),
-             "RNNRule.equations in tinyattn/nn/rnn.py, differentiated by its ops"),
+             "RNNRule.equations in tinyattn/nn/recurrent.py, differentiated by its ops"),
     Exercise("gru_step", "one GRU step, PyTorch's equations",
              {"x": (3, 4), "h": (3, 3), "w_ih": (9, 4), "w_hh": (9, 3), "b_ih": (9,), "b_hh": (9,)},
              lambda x, h, w_ih, w_hh, b_ih, b_hh: GRUStep.apply(x @ w_ih.T + b_ih, h, w_hh, b_hh, None),

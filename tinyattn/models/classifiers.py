@@ -18,7 +18,7 @@ from ..nn.layers import Embedding, Linear
 from ..nn.lstmn import LSTMN
 from ..nn.masks import real_positions
 from ..nn.module import Module
-from ..nn.lstm import LSTM
+from ..nn.recurrent import LSTM
 from ..nn.transformer import TransformerEncoder, TransformerEncoderLayer
 
 ENCODERS = ("lstm", "lstmn", "transformer")

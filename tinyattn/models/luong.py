@@ -27,7 +27,7 @@ from ..nn.attention import Attention
 from ..nn.layers import Embedding, Linear
 from ..nn.masks import padding_mask
 from ..nn.module import Module
-from ..nn.gru import GRUCell
+from ..nn.recurrent import GRUCell
 from .seq2seq import Encoder
 from .translator import Translator
 

@@ -20,7 +20,7 @@ from ..nn.layers import Embedding, Linear
 from ..nn.masks import padding_mask, real_positions
 from ..ops import blocks
 from ..nn.module import Module
-from ..nn.gru import GRU, GRUCell
+from ..nn.recurrent import GRU, GRUCell
 from .translator import Translator
 
 

@@ -10,9 +10,7 @@ from .layers import (GELU, Dropout, Embedding, EmbeddingFunction, LayerNorm, Lay
 from .lstmn import LSTMN
 from .containers import ModuleDict, ModuleList, Sequential
 from .module import Module, Parameter
-from .gru import GRU, GRUCell
-from .lstm import LSTM, LSTMCell
-from .rnn import RNN, RNNCell
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAttention
 from .masks import causal_mask, lengths_mask, padding_mask
 from .kv_cache import KVCache
