@@ -7,7 +7,9 @@ import pytest
 import tinyattn as ta
 import tinyattn.nn as nn
 import tinyattn.nn.functional as F
+from tinyattn.ops import gelu as reference_gelu
 from tinyattn.ops.erf import erf
+from tinyattn.ops.kernels import gelu as kernel
 
 
 def test_erf_matches_math_erf_to_1e_15_relative_everywhere():
@@ -79,3 +81,15 @@ def test_gelu_backward_reuses_the_forwards_normal_cdf(monkeypatch):
     assert len(calls) == 1
     np.testing.assert_allclose(x.grad, [0.5 * (1 + math.erf(v / math.sqrt(2))) + v * math.exp(-v * v / 2) / math.sqrt(2 * math.pi)
                                         for v in np.linspace(-3, 3, 12)], rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_kernel_agrees_with_its_reference_at_infinities_and_nan(dtype, approximate):
+    """The float32 kernel clamped |x| and gave gelu(-inf) = -inf where the reference (and PyTorch)
+    give NaN (-inf * Phi(-inf) = -inf * 0)."""
+    x = np.array([-np.inf, np.inf, np.nan, -3.0, 0.0, 2.0], dtype)
+    want, _ = reference_gelu.gelu(x, approximate)
+    got, _ = kernel.gelu(x, approximate)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)], rtol=1e-5 if dtype == np.float32 else 1e-12)

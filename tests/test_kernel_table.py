@@ -9,6 +9,8 @@ run too) must give the reference's shapes, dtypes and numbers, and leave their i
 (adam_update's in-place p, m and v are compared after the update instead). An entry without a
 generator fails, so a new kernel cannot skip this file.
 """
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -328,3 +330,60 @@ def test_adam_kernel_refuses_arrays_it_cannot_update_in_place():
 def test_scatter_rows_kernel_refuses_indices_outside_the_table():
     with pytest.raises(IndexError, match="outside a table of 3 rows"):
         fast_path.kernel("scatter_rows")(np.array([0, 3]), np.ones((2, 2)), 3)
+
+
+def test_float32_gelu_kernel_within_1e_6_of_the_exact_value():
+    """The float32 erf of the GELU kernel (kernels/gelu.py) against float64's math.erfc, far tail included:
+    within 1e-6 relative wherever the result is a normal float32."""
+    x = np.concatenate([np.linspace(-13, 13, 200_001), np.geomspace(1e-30, 13, 20_000),
+                        -np.geomspace(1e-30, 13, 20_000)]).astype(np.float32)
+    y, cdf = fast_path.kernel("gelu")(x, "none")
+    exact = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
+    normal = np.abs(exact) >= np.finfo(np.float32).tiny
+    relative = np.abs(y[normal] - exact[normal]) / np.abs(exact[normal])
+    assert relative.max() < 1e-6, f"GELU float32 off by {relative.max():.2e} relative at x = {x[normal][relative.argmax()]}"
+
+
+OUT_CASES = {  # kernel: (arguments, which results out= takes, as one array or a tuple)
+    "softmax_backward": lambda rng: (reference.softmax(rng.standard_normal((3, 5))), rng.standard_normal((3, 5))),
+    "log_softmax_backward": lambda rng: (reference.log_softmax(rng.standard_normal((3, 5))),
+                                         rng.standard_normal((3, 5))),
+    "gelu": lambda rng: (rng.standard_normal((2, 3, 4)), "none"),
+    "gelu_backward": lambda rng: (rng.standard_normal((2, 3)), rng.random((2, 3)), rng.standard_normal((2, 3)), "none"),
+    "layer_norm": lambda rng: (rng.standard_normal((2, 3, 4)), (2,), rng.standard_normal(4), None, 1e-5),
+    "layer_norm_backward": lambda rng: (rng.standard_normal((2, 3, 4)), (2,), rng.standard_normal((2, 3, 4)),
+                                        rng.random((2, 3, 1)) + 0.5, rng.standard_normal(4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CASES))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kernels_write_into_out(name, dtype):
+    """out= (for a compiled step's memory plan): the kernel fills the arrays given and returns them,
+    with the numbers it returns without out=; an array it cannot fill is refused, naming the fix."""
+    args = [a.astype(dtype) if isinstance(a, np.ndarray) else a for a in OUT_CASES[name](np.random.default_rng(0))]
+    compiled = fast_path.kernel(name)
+    want = compiled(*args)
+    out = tuple(np.full_like(w, np.nan) for w in want) if isinstance(want, tuple) else np.full_like(want, np.nan)
+    got = compiled(*args, out=out)
+    for g, o, w in zip(*((got, out, want) if isinstance(want, tuple) else ((got,), (out,), (want,)))):
+        assert g is o
+        np.testing.assert_array_equal(g, w)
+    wrong = np.zeros((7,), dtype)
+    with pytest.raises(ValueError, match="out= must be a C-contiguous"):
+        compiled(*args, out=tuple(wrong for _ in want) if isinstance(want, tuple) else wrong)
+    transposed = np.zeros(want[0].shape[::-1] if isinstance(want, tuple) else want.shape[::-1], dtype).T
+    if transposed.ndim > 1:
+        with pytest.raises(ValueError, match="not C-contiguous"):
+            compiled(*args, out=(transposed,) + tuple(want[1:]) if isinstance(want, tuple) else transposed)
+
+
+@pytest.mark.parametrize("name, shapes", [("gru_gates", [(4, 15), (4, 15), (4, 5)]),
+                                          ("lstm_gates", [(4, 20), (4, 5), (4, 5)])])
+def test_float64_gate_forwards_run_the_reference(name, shapes):
+    """The door sends float64 GRU and LSTM forwards to numpy (their kernels lost to it there), float32 to the kernel."""
+    rng = np.random.default_rng(0)
+    for dtype, function in ((np.float64, fast_path.reference(name)), (np.float32, fast_path.kernel(name))):
+        args = [rng.standard_normal(s).astype(dtype) * 3 for s in shapes] + [None]
+        for got, want in zip(getattr(arrays, name)(*args), function(*args)):
+            np.testing.assert_array_equal(got, want, err_msg=f"{name} {np.dtype(dtype)}")

@@ -272,6 +272,27 @@ def test_fast_exp_accuracy(dtype, lo, hi):
     assert _ulps(y[fin], ref[fin]).mean() < 0.15  # measured: 0.08 (float32), 0.09 (float64)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_nonpositive_is_fast_exp_on_its_range(dtype):
+    # the softmax forward's exp (fast_exp without its edges): the same bits as fast_exp on
+    # [ln(smallest normal), 0], and NaN stays NaN
+    import numba
+    from tinyattn.ops.kernels.fast_exp import exp_nonpositive, fast_exp
+
+    @numba.njit
+    def both(a):
+        out, edgeless = np.empty_like(a), np.empty_like(a)
+        for j in range(a.shape[0]):
+            out[j], edgeless[j] = fast_exp(a[j]), exp_nonpositive(a[j])
+        return out, edgeless
+
+    lowest = np.log(np.finfo(dtype).tiny)
+    x = np.concatenate([np.linspace(lowest, 0, 1_000_001), [lowest, -0.0, 0.0, np.nan]]).astype(dtype)
+    want, got = both(x)
+    np.testing.assert_array_equal(got, want)
+    assert np.isnan(got[-1]) and got.dtype == dtype
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [1, 7, 8, 9, 16, 33, 300])
 def test_row_lengths_around_the_unroll(dtype, n):

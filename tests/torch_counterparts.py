@@ -28,7 +28,7 @@ from tinyattn.nn.fused import attentive_decoder as ad
 from tinyattn.nn.fused import gru_sequence as gs
 from tinyattn.nn.fused import lstm_sequence as lseq
 from tinyattn.nn.fused import recurrent_steps as rs
-from tinyattn.nn.fused.sdpa import ScaledDotProductAttention
+from tinyattn.nn.fused.dot_product_attention_node import ScaledDotProductAttention
 from tinyattn.nn import scaled_dot_product_attention as sdpa_spelling
 
 try:

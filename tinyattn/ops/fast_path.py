@@ -69,6 +69,12 @@ def _not_float64_tanh(x, approximate):
     return approximate != "tanh" or x.dtype != np.float64
 
 
+def _not_float64(*args):
+    """The float64 gate forwards stay numpy's: LLVM leaves fast_tanh's float64 loop scalar there
+    (too big to inline), and numpy's own SIMD tanh won (benchmarks/bench_kernels_vs_torch.py)."""
+    return args[0].dtype != np.float64
+
+
 TABLE = {
     "matmul": ("matmul", False, _outer_product),
     "softmax": ("softmax", False, None),
@@ -84,9 +90,9 @@ TABLE = {
     "gelu_backward": ("gelu", False, None),
     "scatter_rows": ("scatter_rows", False, None),
     "adam_update": ("adam", True, None),
-    "gru_gates": ("recurrent_gates", False, None),
+    "gru_gates": ("recurrent_gates", False, _not_float64),
     "gru_gates_backward": ("recurrent_gates", False, None),
-    "lstm_gates": ("recurrent_gates", False, None),
+    "lstm_gates": ("recurrent_gates", False, _not_float64),
     "lstm_gates_backward": ("recurrent_gates", False, None),
     "through_pair_tanh": ("pair_tanh", False, None),
 }

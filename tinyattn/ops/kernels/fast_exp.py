@@ -137,6 +137,32 @@ def _exp_f64(x):
     return e if x == x else x
 
 
+def exp_nonpositive(x):
+    """exp(x) for x in [ln(smallest normal number), 0] or NaN, in Numba code: fast_exp's steps
+    without its edges (clamps, subnormal and overflow scaling), as a softmax's x - max is once
+    the entries below the smallest normal number are set aside (in Python: numpy)."""
+    return np.exp(x)
+
+
+def _exp_nonpositive_f32(x):
+    # a NaN x makes r, and so the result, NaN (whatever bits its exponent gets)
+    nf = (x * LOG2E32 + ROUND32) - ROUND32
+    r = _fma(-nf, LN2_LO32, _fma(-nf, LN2_HI32, x))
+    p = _fma(_fma(_fma(_fma(_fma(_P0, r, _P1), r, _P2), r, _P3), r, _P4), r, _P5)
+    p = _fma(p, r * r, r) + _ONE32
+    return p * _int_bits_as_float(np.int32((np.int32(nf) + 127) << 23))
+
+
+def _exp_nonpositive_f64(x):
+    k = x * 1.4426950408889634 + 1.5 * 2.0**52
+    nf = k - 1.5 * 2.0**52
+    r = _fma(-nf, LN2_LO64, _fma(-nf, LN2_HI64, x))
+    p = _fma(_fma(_fma(_fma(_fma(_fma(_Q0, r, _Q1), r, _Q2), r, _Q3), r, _Q4), r, _Q5), r, _Q6)
+    p = _fma(_fma(_fma(_fma(_fma(p, r, _Q7), r, _Q8), r, _Q9), r, _Q10), r, _Q11)
+    p = _fma(p, r * r, r) + 1.0
+    return p * _int_bits_as_float((_float_bits_as_int(k) - 0x4338000000000000 + 1023) << 52)
+
+
 def overload_by_dtype(function, for_float32, for_float64):
     """Make `function`, called in compiled code, run for_float32 or for_float64 by its argument's type."""
     @overload(function)
@@ -148,3 +174,4 @@ def overload_by_dtype(function, for_float32, for_float64):
 
 
 overload_by_dtype(fast_exp, _exp_f32, _exp_f64)
+overload_by_dtype(exp_nonpositive, _exp_nonpositive_f32, _exp_nonpositive_f64)

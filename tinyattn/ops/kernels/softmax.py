@@ -31,22 +31,25 @@ import os
 import numba
 import numpy as np
 
-from .fast_exp import fast_exp
+from . import out_array
+from .fast_exp import exp_nonpositive, fast_exp
 
 
 # ----------------------------------------------------------------------------- numba kernels
 # Two kernels serve all four functions (a flag picks softmax or log-softmax): 2 kernels x
 # (float32, float64) = 4 compiled signatures. Both take C-contiguous 2-D (rows, n) arrays;
 # each row is a few passes over n numbers that stay in L1 cache, and each output entry is
-# written once. No fastmath: it lets LLVM assume there are no infinities, and masks and -inf
-# inputs rely on them. Arithmetic stays in the input dtype; only row sums are float64.
+# written once. No fastmath but REORDER_SUMS (below) on row sums: full fastmath lets LLVM assume
+# there are no infinities, and masks and -inf inputs rely on them. Arithmetic stays in the input dtype.
 #
 # What makes them fast (measured: ~9 ns per entry before, see benchmarks/bench_softmax.py):
 #  * exp is fast_exp (fast_exp.py), plain arithmetic that LLVM vectorizes, where math.exp
-#    is one libm call per entry (~3 ns float32, ~9 ns float64);
-#  * reductions (max, sums) use 8 independent accumulators: without fastmath LLVM may not
-#    reorder a single `s += a[j]` chain, so it runs one add per add-latency, not vectorized.
-#    Eight partial sums are legal IEEE code with 8x the parallelism;
+#    is one libm call per entry (~3 ns float32, ~9 ns float64); the forward's x - max, once the
+#    entries below ln(smallest normal) are set aside, needs none of its edges: exp_nonpositive
+#    (20 % of a (32, 4, 64, 64) forward);
+#  * the max uses 8 independent accumulators: without fastmath LLVM may not reorder a single
+#    chain, so it runs one compare per latency, not vectorized; eight partial maxima are legal
+#    IEEE code with 8x the parallelism. Sums may be reordered (REORDER_SUMS), so LLVM vectorizes them;
 #  * every loop is branch-free: a row is either unmasked, fully excluded, or masked by a
 #    contiguous row of bools (the mask's last axis is never strided), read as a select.
 #
@@ -81,34 +84,21 @@ def _max8(x):
     return m0 if m0 > m4 else m4
 
 
-@numba.njit(cache=True, nogil=True)
-def _sum8(a, b, dot):
-    """sum(a * b) if dot else sum(a), in float64, with 8 partial sums."""
-    n = a.shape[0]
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    n8 = n - n % 8
-    for j in range(0, n8, 8):
-        if dot:
-            s0 += a[j] * b[j]
-            s1 += a[j + 1] * b[j + 1]
-            s2 += a[j + 2] * b[j + 2]
-            s3 += a[j + 3] * b[j + 3]
-            s4 += a[j + 4] * b[j + 4]
-            s5 += a[j + 5] * b[j + 5]
-            s6 += a[j + 6] * b[j + 6]
-            s7 += a[j + 7] * b[j + 7]
-        else:
-            s0 += a[j]
-            s1 += a[j + 1]
-            s2 += a[j + 2]
-            s3 += a[j + 3]
-            s4 += a[j + 4]
-            s5 += a[j + 5]
-            s6 += a[j + 6]
-            s7 += a[j + 7]
-    for j in range(n8, n):
-        s0 += a[j] * b[j] if dot else a[j]
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+# A row sum may be reordered and its multiply-adds fused: fastmath with only "reassoc" and
+# "contract", never "nnan" or "ninf", so infinities and NaNs still propagate as IEEE says while
+# LLVM vectorizes the sum itself. Sums are in the input dtype, as numpy's reference: 2x faster
+# than float64 sums over 8 partial sums on rows of 64 (benchmarks/bench_kernels_vs_torch.py). The
+# forward reorders only its sum of exponentials (each in [0, 1], or NaN); its masks and -inf
+# entries pass through strict code.
+REORDER_SUMS = {"reassoc", "contract"}
+
+
+@numba.njit(cache=True, nogil=True, fastmath=REORDER_SUMS)
+def _sum_reordered(a):
+    s = a.dtype.type(0.0)
+    for j in range(a.shape[0]):
+        s += a[j]
+    return s
 
 
 @numba.njit(cache=True, nogil=True)
@@ -162,9 +152,9 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
         # took 1.13 ms, 0.45 unmasked. Those entries are 0 to within 1e-38 of a sum >= 1: write 0.
         for j in range(n):
             d = xr[j] - m
-            e = fast_exp(zero if d < lowest else d)  # (a NaN d is not < lowest: it stays NaN)
+            e = exp_nonpositive(zero if d < lowest else d)  # (a NaN d is not < lowest: it stays NaN)
             buf[j] = zero if d < lowest else e
-        s = _sum8(buf, buf, False)
+        s = _sum_reordered(buf)
         if log:
             log_s = T(math.log(s))
             for j in range(n):
@@ -175,21 +165,24 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
                 out[r, j] = buf[j] * inv
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, fastmath=REORDER_SUMS)
 def _backward_kernel(y, g, log, out):
     """Backward of softmax (log=False, y = softmax output) or log-softmax (log=True, y = its
     output): a reduction pass over the row, then one write pass."""
     rows, n = y.shape
     T = y.dtype.type
     for r in range(rows):
-        yr, gr = y[r], g[r]
-        s = T(_sum8(gr, yr, not log))  # softmax: sum(g * y); log-softmax: sum(g)
-        if log:
+        s = T(0.0)
+        if log:  # sum(g)
             for j in range(n):
-                out[r, j] = gr[j] - fast_exp(yr[j]) * s
-        else:
+                s += g[r, j]
             for j in range(n):
-                out[r, j] = yr[j] * (gr[j] - s)
+                out[r, j] = g[r, j] - fast_exp(y[r, j]) * s
+        else:  # sum(g * y)
+            for j in range(n):
+                s += g[r, j] * y[r, j]
+            for j in range(n):
+                out[r, j] = y[r, j] * (g[r, j] - s)
 
 
 # ----------------------------------------------------------------------------- wrappers
@@ -248,12 +241,12 @@ def _forward_numba(x, log, mask):
     return out
 
 
-def _backward_numba(y, grad, log):
+def _backward_numba(y, grad, log, out):
     y = np.asarray(y)
     grad = np.asarray(grad, y.dtype)
     if y.shape != grad.shape:
         raise ValueError(f"output and gradient shapes differ: {y.shape} vs {grad.shape}")
-    out = np.empty(y.shape, y.dtype)
+    out = out_array(out, y.shape, y.dtype)
     if y.size:
         y2, g2, out2 = _rows(y), _rows(grad), out.reshape(-1, y.shape[-1])
         _over_rows(lambda a, b: _backward_kernel(y2[a:b], g2[a:b], log, out2[a:b]),
@@ -269,9 +262,9 @@ def log_softmax(x):
     return _forward_numba(x, True, None)
 
 
-def softmax_backward(y, grad):
-    return _backward_numba(y, grad, False)
+def softmax_backward(y, grad, out=None):
+    return _backward_numba(y, grad, False, out)
 
 
-def log_softmax_backward(log_y, grad):
-    return _backward_numba(log_y, grad, True)
+def log_softmax_backward(log_y, grad, out=None):
+    return _backward_numba(log_y, grad, True, out)
