@@ -46,7 +46,8 @@ def backward(roots, root_grads, retain_graph=False):
     while heap:
         node = heapq.heappop(heap)[1]
         out_grads = pending.pop(node)
-        if all(grad is None for grad in out_grads):  # every path from the roots to here carried no gradient
+        missing = [index for index, grad in enumerate(out_grads) if grad is None]  # outputs nobody used
+        if len(missing) == len(out_grads):  # every path from the roots to here carried no gradient
             if tape is not None:
                 tape.record(node, None, None, 0.0)
             for tensor in node.inputs:  # its inputs' nodes are still visited (and freed)
@@ -56,9 +57,8 @@ def backward(roots, root_grads, retain_graph=False):
             if not retain_graph:
                 node.release()
             continue
-        for index, grad in enumerate(out_grads):  # an output nobody used (one of several): zeros stand in
-            if grad is None:
-                out_grads[index] = zeros_for_output(*node.output_meta[index])
+        for index in missing:  # one of several outputs was used: zeros stand in for the others
+            out_grads[index] = zeros_for_output(*node.output_meta[index])
         if node.hooks is not None:
             run_output_hooks(node, out_grads)
         if retain_graph:

@@ -116,7 +116,7 @@ class Function:
         ctx.needs_input_grad = tuple(needs) if record else (False,) * len(args)
         result = cls.forward(ctx, *arrays)
         several = isinstance(result, (tuple, list))  # a forward may return one array or several
-        outputs = [_tensor.wrap(array) for array in result] if several else [_tensor.wrap(result)]
+        outputs = tuple(map(_tensor.wrap, result)) if several else (_tensor.wrap(result),)
         if record:
             ctx.fn = cls
             ctx._created = tick()  # one clock with in-place changes (inplace.py)
@@ -129,7 +129,7 @@ class Function:
                     output.requires_grad = True
                     output._ctx = ctx
                     output._out_index = index
-        return tuple(outputs) if several else outputs[0]
+        return outputs if several else outputs[0]
 
 
 def zeros_for_output(shape, dtype):
