@@ -97,7 +97,7 @@ def _tinyattn_ops(ta=None, name="tinyattn"):
     """tinyattn's functions (or those of another copy of the package: compare_trees.py)."""
     if ta is None:
         import tinyattn as ta
-    EmbeddingFunction, LinearFunction = ta.nn.embedding.EmbeddingFunction, ta.nn.linear.LinearFunction
+    EmbeddingFunction, LinearFunction = ta.nn.EmbeddingFunction, ta.nn.LinearFunction
 
     return SimpleNamespace(
         name=name, framework=ta, tensor=lambda a: ta.tensor(a, requires_grad=True),

@@ -2,6 +2,7 @@
 
     git archive <commit> tinyattn | tar -x -C /tmp/before      # the older version's package
     python benchmarks/compare_trees.py /tmp/before [rounds]
+    python benchmarks/compare_trees.py --models /tmp/before /tmp/other [rounds]   # models only, several trees
 
 On a noisy machine two separate runs can differ by 2x; here each round times every case with
 the older copy and then the current one (or the other way round, alternating), so both see
@@ -27,11 +28,11 @@ from _timing import markdown_table, time_us  # noqa: E402
 import tinyattn  # noqa: E402
 
 
-def _import_copy(tree):
+def _import_copy(tree, name="tinyattn_before"):
     folder = tempfile.mkdtemp()
-    shutil.copytree(os.path.join(tree, "tinyattn"), os.path.join(folder, "tinyattn_before"))
+    shutil.copytree(os.path.join(tree, "tinyattn"), os.path.join(folder, name))
     sys.path.insert(0, folder)
-    return importlib.import_module("tinyattn_before")
+    return importlib.import_module(name)
 
 
 def _trainer(ta, model, batches, loss_of):
@@ -120,5 +121,35 @@ def run(tree, rounds=15):
     return rows + run_models(before, rounds)
 
 
+def run_models_of_trees(trees, rounds):
+    """The models' table only, this tree against several older ones in the same interleaved rounds
+    (the order of the copies turns each round): ms medians and ranges, and each older copy's ratio."""
+    copies = [_import_copy(tree, f"tinyattn_before{i}") for i, tree in enumerate(trees)]
+    steps = [_model_steps(copy) for copy in copies] + [_model_steps(tinyattn)]
+    times = {name: [[] for _ in steps] for name in steps[-1]}
+    for r in range(rounds):
+        for name in times:
+            order = list(range(len(steps)))
+            order = order[r % len(order):] + order[:r % len(order)]
+            for which in order:
+                times[name][which].append(time_us(steps[which][name], min_time=0.05, repeats=3) / 1000)
+    rows = []
+    for name, per_copy in times.items():
+        row = {"model, one training step": name}
+        for label, t in zip([*trees, "this tree"], per_copy):
+            row[f"{label} ms (median, range)"] = f"{statistics.median(t):.2f} ({min(t):.2f}-{max(t):.2f})"
+        for label, t in zip(trees, per_copy):
+            ratios = [b / a for a, b in zip(t, per_copy[-1])]
+            row[f"this / {label} (median of rounds)"] = f"{statistics.median(ratios):.3f}"
+        rows.append(row)
+    print(f"{rounds} interleaved rounds; load average {os.getloadavg()[0]:.1f}; models\n")
+    print(markdown_table(rows, list(rows[0])))
+    return rows
+
+
 if __name__ == "__main__":
-    run(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 15)
+    if sys.argv[1] == "--models":  # compare_trees.py --models TREE [TREE ...] [rounds]
+        rounds = int(sys.argv[-1]) if sys.argv[-1].isdigit() else 15
+        run_models_of_trees([a for a in sys.argv[2:] if not a.isdigit()], rounds)
+    else:
+        run(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 15)

@@ -1,9 +1,12 @@
-"""Two training steps of a small attention model, traced: which of tinyattn's files run.
+"""Two training steps of a small attention model, traced: which lines of tinyattn run.
 
 Run as a script with the fast path off (TINYATTN_BACKEND=numpy TINYATTN_FUSED=0, read on import);
-prints {file: [functions that ran]} as JSON. tests/test_reading_path.py reads it: this is the
-reading path, measured rather than declared. The model is the kind a learner writes: Embedding,
-GRU, MultiheadAttention with a causal mask, a residual, LayerNorm, Linear, cross-entropy, Adam.
+prints {file: [line numbers that ran]} as JSON, counting each line an executed function reached
+and each such function's `def` line. Only the steps are traced (forward, backward, opt.step), not
+building the model: this is what a reader follows through one step of training.
+tests/test_reading_path.py reads it: the reading path, measured rather than declared. The model
+is the kind a learner writes: Embedding, GRU, MultiheadAttention with a causal mask, a residual,
+LayerNorm, Linear, cross-entropy, Adam.
 """
 import json
 import os
@@ -38,16 +41,23 @@ class SmallAttentionModel(nn.Module):
 def main():
     ran = {}
 
-    def tracer(frame, event, arg):
-        filename = frame.f_code.co_filename
-        if filename.startswith(PACKAGE):
-            ran.setdefault(os.path.relpath(filename, os.path.dirname(PACKAGE)), set()).add(frame.f_code.co_name)
+    def tracer(frame, event, arg):  # called for each new frame: trace its lines if it is tinyattn's
+        if not frame.f_code.co_filename.startswith(PACKAGE):
+            return None
+        lines = ran.setdefault(os.path.relpath(frame.f_code.co_filename, os.path.dirname(PACKAGE)), set())
+        lines.add(frame.f_code.co_firstlineno)  # the def line (or its decorator's)
 
-    sys.settrace(tracer)
+        def line_tracer(frame, event, arg):
+            if event == "line":
+                lines.add(frame.f_lineno)
+            return line_tracer
+        return line_tracer
+
     ta.manual_seed(0)
     model = SmallAttentionModel()
     opt = ta.optim.Adam(model.parameters(), lr=1e-2)
     rng = np.random.default_rng(0)
+    sys.settrace(tracer)
     for _ in range(2):
         tokens = rng.integers(0, 20, (4, 7))
         loss = F.cross_entropy(model(tokens[:, :-1]).transpose(1, 2), tokens[:, 1:])
@@ -55,7 +65,7 @@ def main():
         loss.backward()
         opt.step()
     sys.settrace(None)
-    print(json.dumps({name: sorted(functions) for name, functions in sorted(ran.items())}))
+    print(json.dumps({name: sorted(lines) for name, lines in sorted(ran.items())}))
 
 
 if __name__ == "__main__":

@@ -213,23 +213,23 @@ case(losses.BinaryCrossEntropy, "probabilities and soft targets", lambda p, t: F
      inputs(lambda rng: leaf(rng.uniform(0.1, 0.9, (2, 3))), lambda rng: leaf(rng.uniform(0.0, 1.0, (2, 3)))))
 
 # --- layers (tinyattn.nn) ---------------------------------------------------------------------
-from tinyattn.nn import embedding, layer_norm, linear as lin  # noqa: E402
+from tinyattn.nn import layers  # noqa: E402
 
 _W = lambda rng: leaf(rng.standard_normal((3, 4)))  # noqa: E731  a (out=3, in=4) weight
-case(lin.LinearFunction, "(B, T, in) with bias", lambda x, w, b: lin.LinearFunction.apply(x, w, b),
+case(layers.LinearFunction, "(B, T, in) with bias", lambda x, w, b: layers.LinearFunction.apply(x, w, b),
      inputs(normal(2, 5, 4), _W, normal(3)))
-case(lin.LinearFunction, "non-contiguous input, no bias", lambda x, w: lin.LinearFunction.apply(x, w, None),
+case(layers.LinearFunction, "non-contiguous input, no bias", lambda x, w: layers.LinearFunction.apply(x, w, None),
      inputs(transposed(6, 4), _W))
 # The padding row's gradient is zero by design (it is not the true gradient), so the sample
 # looks up other rows; test_nn.py checks that the padding row gets nothing.
-case(embedding.EmbeddingFunction, "repeated indices",
-     lambda w: embedding.EmbeddingFunction.apply(w, np.array([[1, 0, 3], [3, 3, 2]]), 4), inputs(normal(5, 3)))
-case(layer_norm.LayerNormFunction, "last axis, affine",
-     lambda x, w, b: layer_norm.LayerNormFunction.apply(x, w, b, (2,), 1e-5), inputs(normal(2, 3, 5), normal(5), normal(5)))
-case(layer_norm.LayerNormFunction, "weight, no bias (bias=False)",
-     lambda x, w: layer_norm.LayerNormFunction.apply(x, w, None, (1,), 1e-5), inputs(transposed(3, 4), normal(4)))
-case(layer_norm.LayerNormFunction, "last two axes, no affine",
-     lambda x: layer_norm.LayerNormFunction.apply(x, None, None, (1, 2), 1e-5), inputs(strided(2, 3, 4)))
+case(layers.EmbeddingFunction, "repeated indices",
+     lambda w: layers.EmbeddingFunction.apply(w, np.array([[1, 0, 3], [3, 3, 2]]), 4), inputs(normal(5, 3)))
+case(layers.LayerNormFunction, "last axis, affine",
+     lambda x, w, b: layers.LayerNormFunction.apply(x, w, b, (2,), 1e-5), inputs(normal(2, 3, 5), normal(5), normal(5)))
+case(layers.LayerNormFunction, "weight, no bias (bias=False)",
+     lambda x, w: layers.LayerNormFunction.apply(x, w, None, (1,), 1e-5), inputs(transposed(3, 4), normal(4)))
+case(layers.LayerNormFunction, "last two axes, no affine",
+     lambda x: layers.LayerNormFunction.apply(x, None, None, (1, 2), 1e-5), inputs(strided(2, 3, 4)))
 
 # --- fused recurrent steps --------------------------------------------------------------------
 from tinyattn.nn.fused import recurrent_steps as rs  # noqa: E402

@@ -19,7 +19,6 @@ import tinyattn.nn.functional as F
 from tinyattn.autograd.function import Function
 from tinyattn.data import TOKEN_IDS, ToyTranslation
 from tinyattn.models import Seq2Seq
-from tinyattn.nn import fused as fused_package
 from tinyattn.nn.fused import (additive_attention_node, attentive_decoder, dot_product_attention_node, gru_sequence,
                                lstm_sequence, recurrent_steps)
 from tinyattn.viz.graph import graph_lists
@@ -270,8 +269,3 @@ def test_tinyattn_fused_0_in_the_environment_turns_fusing_off():
     assert _in_a_fresh_process("1", code).stdout.split() == ["True", "ScaledDotProductAttention"]
     refused = _in_a_fresh_process("maybe", "import tinyattn")
     assert refused.returncode != 0 and "TINYATTN_FUSED='maybe'" in refused.stderr
-
-
-def test_the_package_docstring_names_every_fused_node():
-    for name in FUSED_NODES:
-        assert name in fused_package.__doc__, name

@@ -1,5 +1,5 @@
 """One written form per computation: the GRU step, the LSTM step and additive attention are each
-written once as autograd ops (nn/gru.py GRURule.equations, nn/lstm.py LSTMRule.equations,
+written once as autograd ops (nn/recurrent.py GRURule.equations and LSTMRule.equations,
 nn/additive_attention.py), their array math once in numpy (ops/reference_blocks.py,
 ops/additive_attention_arrays.py); every other form calls those or is a kernel naming them.
 
@@ -7,23 +7,15 @@ What tests/test_fused_switch.py, test_sequence_nodes.py and test_kernel_table.py
 (layers with lengths, the decoder with a source mask, the attention node with a mask, each
 kernel against its reference) is not repeated here. This file adds the step nodes with frozen
 rows (`keep`, what a layer's step past a sequence's end does) against the rule's equations and
-where(), the exercise's additive score against the layer's, and a guard that the nodes call the
-step and gate functions instead of writing the math again.
+where(), and the exercise's additive score against the layer's.
 """
-import inspect
-import pathlib
-
 import numpy as np
 import pytest
 
 import tinyattn as ta
 from tinyattn.exercises.catalog import PATH
 from tinyattn.nn.additive_attention import additive_attention_composed
-from tinyattn.nn.gru import GRURule
-from tinyattn.nn.lstm import LSTMRule
-from tinyattn.nn.fused import attentive_decoder, gru_sequence, lstm_sequence, recurrent_steps
-
-ROOT = pathlib.Path(__file__).parent.parent
+from tinyattn.nn.recurrent import GRURule, LSTMRule
 
 
 def _leaf(rng, *shape):
@@ -69,38 +61,4 @@ def test_the_exercises_additive_score_is_the_layers_and_the_templates():
     _, weights = additive_attention_composed(q, W, k @ U.T, v.reshape(1, -1), values, None)
     e = np.exp(scores - scores.max(-1, keepdims=True))
     np.testing.assert_allclose(weights.data, e / e.sum(-1, keepdims=True), rtol=0, atol=1e-13)
-    assert "additive_scores" in inspect.getsource(inspect.getmodule(exercise.reference))
 
-
-# The array math of the three computations, each written once: gate arithmetic in
-# ops/reference_blocks.py (and its kernel twin), additive attention in ops/additive_attention_arrays.py,
-# the hidden projection around the gates in recurrent_steps.gru_step / lstm_step. (The decoder
-# node forms W s and W_hh s in one product on purpose, so only the activations are checked there.)
-ACTIVATIONS = ("sigmoid(", "np.tanh(", "np.exp(")
-CALLS = {gru_sequence: ("gru_step(", "gru_step_backward(", "arrays.matmul(previous"),
-         lstm_sequence: ("lstm_step(", "lstm_step_backward(", "arrays.matmul(h_previous"),
-         attentive_decoder: ("arrays.gru_gates(", "arrays.gru_gates_backward(", None)}
-
-
-@pytest.mark.parametrize("module", list(CALLS), ids=lambda m: m.__name__.rsplit(".", 1)[1])
-def test_the_sequence_and_decoder_nodes_call_the_step_functions_instead_of_restating_them(module):
-    source = inspect.getsource(module)
-    forward, backward, restated_projection = CALLS[module]
-    assert forward in source and backward in source, module.__name__
-    for restatement in ACTIVATIONS + ((restated_projection,) if restated_projection else ()):
-        assert restatement not in source, f"{module.__name__} writes {restatement!r} itself"
-    if module is attentive_decoder:
-        assert "additive_attention(" in source and "additive_attention_backward(" in source
-
-
-def test_the_gru_and_lstm_step_nodes_call_the_array_steps():
-    for node, step in ((recurrent_steps.GRUStep, "gru_step("), (recurrent_steps.LSTMStep, "lstm_step(")):
-        source = inspect.getsource(node)
-        assert step in source and "arrays." not in source, node.__name__
-
-
-@pytest.mark.parametrize("kernel, reference", [("recurrent_gates.py", "reference_blocks.py"),
-                                               ("pair_tanh.py", "reference_blocks.py")])
-def test_each_kernel_names_the_reference_it_equals(kernel, reference):
-    text = (ROOT / "tinyattn" / "ops" / "kernels" / kernel).read_text()
-    assert reference in text.split('"""')[1], kernel

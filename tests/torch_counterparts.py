@@ -22,7 +22,7 @@ from tinyattn.autograd import rules_nn as nn_ops
 from tinyattn.autograd import rules_reduce as red
 from tinyattn.autograd import rules_shape as shp
 import tinyattn.nn.functional as F
-from tinyattn.nn import embedding, gelu, layer_norm, losses, linear as lin
+from tinyattn.nn import gelu, layers, losses
 from tinyattn.nn.fused import additive_attention_node as aa
 from tinyattn.nn.fused import attentive_decoder as ad
 from tinyattn.nn.fused import gru_sequence as gs
@@ -455,12 +455,12 @@ row(shp.Split, "chunk(3) of an empty dim", lambda a: a.chunk(3, dim=1), lambda a
     lambda dtype: st.tuples(st.just(np.zeros((2, 0), dtype))))
 
 # --- layers ---------------------------------------------------------------------------------
-row(lin.LinearFunction, "F.linear", lambda x, w, b: lin.LinearFunction.apply(x, w, b), lambda x, w, b: TF.linear(x, w, b),
+row(layers.LinearFunction, "F.linear", lambda x, w, b: layers.LinearFunction.apply(x, w, b), lambda x, w, b: TF.linear(x, w, b),
     linear_operands)
-row(embedding.EmbeddingFunction, "F.embedding", lambda w, i: embedding.EmbeddingFunction.apply(w, i, None),
+row(layers.EmbeddingFunction, "F.embedding", lambda w, i: layers.EmbeddingFunction.apply(w, i, None),
     lambda w, i: TF.embedding(i, w), embedding_operands)
-row(layer_norm.LayerNormFunction, "F.layer_norm, last k dims",
-    lambda x, w, b, k: layer_norm.LayerNormFunction.apply(x, w, b, tuple(range(x.ndim - k, x.ndim)), 1e-5),
+row(layers.LayerNormFunction, "F.layer_norm, last k dims",
+    lambda x, w, b, k: layers.LayerNormFunction.apply(x, w, b, tuple(range(x.ndim - k, x.ndim)), 1e-5),
     lambda x, w, b, k: TF.layer_norm(x, x.shape[x.ndim - k:], w, b, 1e-5), layer_norm_operands)
 # gelu(-inf): torch NaN; tinyattn NaN in float64, -inf in float32 (reported on issue 28), so no -inf here
 row(gelu.GELUFunction, "F.gelu, exact and tanh", lambda a: (gelu.gelu(a), gelu.gelu(a, approximate="tanh")),

@@ -46,15 +46,8 @@ def backward(roots, root_grads, retain_graph=False):
     while heap:
         node = heapq.heappop(heap)[1]
         out_grads = pending.pop(node)
-        if len(out_grads) == 1:
-            reached = out_grads[0] is not None
-        else:
-            reached = any(grad is not None for grad in out_grads)
-            if reached:
-                for index, grad in enumerate(out_grads):
-                    if grad is None:
-                        out_grads[index] = zeros_for_output(*node.output_meta[index])
-        if not reached:  # every path from the roots to here carried no gradient
+        missing = [index for index, grad in enumerate(out_grads) if grad is None]  # outputs nobody used
+        if len(missing) == len(out_grads):  # every path from the roots to here carried no gradient
             if tape is not None:
                 tape.record(node, None, None, 0.0)
             for tensor in node.inputs:  # its inputs' nodes are still visited (and freed)
@@ -64,6 +57,8 @@ def backward(roots, root_grads, retain_graph=False):
             if not retain_graph:
                 node.release()
             continue
+        for index in missing:  # one of several outputs was used: zeros stand in for the others
+            out_grads[index] = zeros_for_output(*node.output_meta[index])
         if node.hooks is not None:
             run_output_hooks(node, out_grads)
         if retain_graph:
@@ -73,9 +68,8 @@ def backward(roots, root_grads, retain_graph=False):
         if inplace.last_change > node._created or 0 < inplace.last_rewrite < node._created:  # changed in place
             inplace.check_saved(node)  # raise if a saved array changed, rather than give a wrong gradient (and renew views)
         fn = node.fn
-        in_grads = fn.backward(node, out_grads[0]) if len(out_grads) == 1 else fn.backward(node, *out_grads)
-        if in_grads.__class__ is not tuple:
-            in_grads = tuple(in_grads) if isinstance(in_grads, list) else (in_grads,)
+        in_grads = fn.backward(node, *out_grads)
+        in_grads = tuple(in_grads) if isinstance(in_grads, (tuple, list)) else (in_grads,)
         if len(in_grads) != len(node.needs_input_grad):
             raise RuntimeError(
                 f"{fn.__name__}.backward returned {len(in_grads)} gradients, but forward took "
@@ -95,7 +89,7 @@ def backward(roots, root_grads, retain_graph=False):
                     _slots(parent, pending, heap)
                 continue
             data = tensor.data
-            if grad.shape != data.shape or (grad.dtype is not data.dtype and grad.dtype != data.dtype):
+            if grad.shape != data.shape or grad.dtype != data.dtype:
                 raise RuntimeError(
                     f"{fn.__name__}.backward returned a {grad.dtype} gradient of shape {grad.shape} "
                     f"for argument {position}, a {data.dtype} tensor of shape {data.shape}"

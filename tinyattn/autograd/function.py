@@ -97,58 +97,39 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        # One pass: unwrap the Tensors, check their float dtypes agree, note which need a gradient.
-        arrays = []          # what forward gets: each Tensor's array, other arguments as they are
-        needs = []           # one bool per argument: a Tensor that requires grad?
-        float_dtype = None   # the one floating dtype this op's Tensor arguments may share
-        for arg in args:
+        arrays, needs, float_dtypes = [], [], []
+        for arg in args:  # unwrap the Tensors, note which need a gradient and their floating dtypes
             if isinstance(arg, _tensor.Tensor):
-                data = arg.data
-                dtype = data.dtype
-                if dtype is not float_dtype and dtype.kind == "f":
-                    if float_dtype is None:
-                        float_dtype = dtype
-                    elif dtype != float_dtype:
-                        raise TypeError(
-                            f"{cls.__name__}: {float_dtype} and {dtype} tensors in one op; "
-                            "convert one with .double() or .float() first"
-                        )
-                arrays.append(data)
+                arrays.append(arg.data)
                 needs.append(arg.requires_grad)
+                if arg.data.dtype.kind == "f" and arg.data.dtype not in float_dtypes:
+                    float_dtypes.append(arg.data.dtype)
             else:
                 arrays.append(arg)
                 needs.append(False)
+        if len(float_dtypes) > 1:
+            raise TypeError(f"{cls.__name__}: {float_dtypes[0]} and {float_dtypes[1]} tensors in one op; "
+                            "convert one with .double() or .float() first")
 
         ctx = Context()
         record = True in needs and _grad_mode.enabled  # no graph node when nothing needs a gradient
         ctx.needs_input_grad = tuple(needs) if record else (False,) * len(args)
-
         result = cls.forward(ctx, *arrays)
+        several = isinstance(result, (tuple, list))  # a forward may return one array or several
+        outputs = tuple(map(_tensor.wrap, result)) if several else (_tensor.wrap(result),)
         if record:
             ctx.fn = cls
             ctx._created = tick()  # one clock with in-place changes (inplace.py)
-            ctx.args = args  # the call's own tuple: no new object to make
-        if isinstance(result, (tuple, list)):
-            return _multiple_outputs(ctx, result, record)
-        output = _tensor.wrap(result)
-        if record and output.data.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
-            output.requires_grad = True
-            output._ctx = ctx
-        return output
-
-
-def _multiple_outputs(ctx, result, record):
-    """apply's end for a forward that returned several arrays: one Tensor each, on one node."""
-    outputs = tuple(_tensor.wrap(array) for array in result)
-    if record:
-        ctx.n_outputs = len(outputs)
-        ctx.output_meta = tuple((o.data.shape, o.data.dtype) for o in outputs)
-        for index, output in enumerate(outputs):
-            if output.data.dtype.kind == "f":
-                output.requires_grad = True
-                output._ctx = ctx
-                output._out_index = index
-    return outputs
+            ctx.args = args
+            if several:  # one output's count and shape are the class defaults and its Tensor's own
+                ctx.n_outputs = len(outputs)
+                ctx.output_meta = tuple((o.data.shape, o.data.dtype) for o in outputs)
+            for index, output in enumerate(outputs):
+                if output.data.dtype.kind == "f":  # only floating outputs carry a gradient (an argmax never does)
+                    output.requires_grad = True
+                    output._ctx = ctx
+                    output._out_index = index
+        return outputs if several else outputs[0]
 
 
 def zeros_for_output(shape, dtype):

@@ -76,8 +76,6 @@ class Mul(Function):
     def backward(ctx, g):
         b, a = ctx.saved_tensors
         shape_a, shape_b = ctx.shapes
-        if shape_a == shape_b:  # nothing was broadcast: plain products, nothing to sum back
-            return (g * b if b is not None else None), (g * a if a is not None else None)
         return (unbroadcast(arrays.multiply(g, b), shape_a) if b is not None else None,
                 unbroadcast(arrays.multiply(g, a), shape_b) if a is not None else None)
 

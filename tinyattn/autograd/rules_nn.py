@@ -68,10 +68,9 @@ class MatMul(Function):
 
 
 def _along(axis, function, *inputs):
-    """Run a last-axis array function along `axis`: move that axis last, run, move it back."""
-    if axis == inputs[0].ndim - 1:  # already last, the usual case: np.moveaxis costs ~3 us a call
-        return function(*inputs)
-    return np.moveaxis(function(*(np.moveaxis(a, axis, -1) for a in inputs)), -1, axis)
+    """Run a last-axis array function along `axis`: swap that axis with the last, run, swap back.
+    (Each row is computed alone, so the order of the other axes does not matter.)"""
+    return function(*(a.swapaxes(axis, -1) for a in inputs)).swapaxes(axis, -1)
 
 
 class Softmax(Function):
@@ -84,7 +83,6 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, axis, mask):
         require_float("softmax", x=x)
-        last = axis == x.ndim - 1  # the usual case: no np.moveaxis (~3 us a call)
         if mask is not None:
             mask = np.asarray(mask)
             if mask.dtype != np.bool_:
@@ -93,12 +91,11 @@ class Softmax(Function):
                 raise ShapeError(f"softmax: mask {mask.shape} does not broadcast to the scores' {x.shape}")
             # Give the mask x's number of axes (size 1 where it broadcasts), never x's size:
             # a broadcast mask is read through strides, never copied to the scores' size.
-            mask = mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape)
-            mask = mask if last else np.moveaxis(mask, axis, -1)
-        y = arrays.softmax(x if last else np.moveaxis(x, axis, -1), mask)
+            mask = mask.reshape((1,) * (x.ndim - mask.ndim) + mask.shape).swapaxes(axis, -1)
+        y = arrays.softmax(x.swapaxes(axis, -1), mask)  # along the last axis (_along)
         ctx.save_for_backward(y)
         ctx.axis = axis
-        return y if last else np.moveaxis(y, -1, axis)
+        return y.swapaxes(axis, -1)
 
     @staticmethod
     def backward(ctx, g):
@@ -227,6 +224,28 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     target = target.data if isinstance(target, _tensor.Tensor) else target
     return CrossEntropy.apply(input, np.asarray(target), weight, ignore_index, reduction, float(label_smoothing))
 
+
+
+def cross_entropy_classes_on_axis_1(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+    """F.cross_entropy: PyTorch's, with its layout: logits (N, C), or (N, C, d1, ...) with the classes
+    on axis 1 and targets (N, d1, ...) of class indices, or probabilities of the logits' own shape;
+    a sequence model's (B, T, C) logits go in as logits.transpose(1, 2), or to ta.cross_entropy,
+    tinyattn's own, which takes the classes last. Options as ta.cross_entropy's (weight,
+    ignore_index, reduction, label_smoothing)."""
+    if input.ndim > 2:  # move the classes last, where the one graph node (CrossEntropy) wants them
+        given = tuple(np.shape(getattr(target, "data", target)))
+        wanted = (input.shape[0],) + tuple(input.shape[2:])
+        if given == tuple(input.shape):  # probabilities: their classes move too
+            target = target.permute(0, *range(2, input.ndim), 1) if hasattr(target, "permute") else \
+                np.moveaxis(np.asarray(target), 1, -1)
+        elif given != wanted:
+            raise ShapeError(
+                f"cross_entropy: input {tuple(input.shape)} has its classes on axis 1 (PyTorch's layout, "
+                f"(N, C, d1, ...)), so the target must be {wanted} (class indices) or {tuple(input.shape)} "
+                f"(probabilities), got {given}. "
+                "For a sequence's (B, T, C) logits pass logits.transpose(1, 2), or use ta.cross_entropy (classes last)")
+        input = input.permute(0, *range(2, input.ndim), 1)
+    return cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 # --------------------------------------------------------------------------------------------------
 # Log-softmax as an op of its own (x.log_softmax(dim)): log-probabilities without the exp and

@@ -732,13 +732,10 @@ class Tensor(InPlaceOps, HookMethods):
 
 
 
-_new_instance = object.__new__  # Tensor.__new__(Tensor) is the same call, ~60 ns slower: every op makes one
-
-
 def wrap(array):
     """A Tensor around `array` as it is (no copy, no dtype rules): how ops return results."""
-    tensor = _new_instance(Tensor)
-    tensor.data = array if isinstance(array, np.ndarray) else np.asarray(array)
+    tensor = Tensor.__new__(Tensor)  # not Tensor(array): __init__ copies and applies the dtype rules
+    tensor.data = np.asarray(array)
     tensor.grad = None
     tensor.requires_grad = False
     tensor._ctx = None
@@ -764,12 +761,7 @@ def _raw(value):
 
 
 def _raw_index(index):
-    if isinstance(index, tuple):
-        for part in index:  # a plain loop first: an index rarely holds a Tensor
-            if isinstance(part, Tensor):
-                return tuple(_raw(part) for part in index)
-        return index
-    return _raw(index)
+    return tuple(_raw(part) for part in index) if isinstance(index, tuple) else _raw(index)
 
 
 def _bool_mask(mask, op):
@@ -882,8 +874,6 @@ def pair(a, b, true_divide=False):
     dtype; integers meeting a Python float, or divided, become float32. float32 meeting
     float64 is left for Function.apply to refuse with a message naming both.
     """
-    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.data.dtype is b.data.dtype and a.data.dtype.kind == "f":
-        return a, b  # the usual case, two float tensors of one dtype, decided at once
     a, b = _tensor_or_number(a), _tensor_or_number(b)
     if not isinstance(a, Tensor):
         a = _number_like(a, b)

@@ -12,10 +12,9 @@ import numpy as np
 
 from ..nn import functional as F
 from ..nn.additive_attention import additive_scores
-from ..nn.embedding import EmbeddingFunction
-from ..nn.layer_norm import LayerNormFunction
+from ..nn.layers import EmbeddingFunction, LayerNormFunction
 from ..nn.fused.recurrent_steps import GRUStep, LSTMStep
-from ..nn.rnn import RNNRule
+from ..nn.recurrent import RNNRule
 from ..nn.transformer import TransformerEncoderLayer
 
 
@@ -93,7 +92,7 @@ PATH = [
     Exercise("layer_norm", "layer normalisation with weight and bias",
              {"x": (B, T, 5), "weight": (5,), "bias": (5,)},
              lambda x, weight, bias: LayerNormFunction.apply(x, weight, bias, (2,), 1e-5),
-             "class LayerNormFunction in tinyattn/nn/layer_norm.py"),
+             "class LayerNormFunction in tinyattn/nn/layers.py"),
     Exercise("attention", "scaled dot-product attention with a causal mask",
              {"q": (B, 4, 3), "k": (B, 4, 3), "v": (B, 4, 2)},
              lambda q, k, v, allowed: F.scaled_dot_product_attention(q, k, v, mask=allowed)[0],
@@ -110,12 +109,12 @@ PATH = [
              {"table": (6, E), "positions": (5, E)},
              lambda table, positions, tokens: (EmbeddingFunction.apply(table, tokens, None) * np.sqrt(E)
                                                + positions[:tokens.shape[1]]),
-             "class EmbeddingFunction in tinyattn/nn/embedding.py",
+             "class EmbeddingFunction in tinyattn/nn/layers.py",
              constants={"tokens": np.array([[1, 3, 1], [0, 1, 5]])}),  # word 1 three times: its gradients add up
     Exercise("rnn_step", "one step of a tanh RNN",
              {"x": (3, 4), "h": (3, 5), "w_ih": (5, 4), "w_hh": (5, 5), "b_ih": (5,), "b_hh": (5,)},
              lambda x, h, w_ih, w_hh, b_ih, b_hh: RNNRule(h.shape[1]).equations(x @ w_ih.T + b_ih, h, w_hh, b_hh),
-             "RNNRule.equations in tinyattn/nn/rnn.py, differentiated by its ops"),
+             "RNNRule.equations in tinyattn/nn/recurrent.py, differentiated by its ops"),
     Exercise("gru_step", "one GRU step, PyTorch's equations",
              {"x": (3, 4), "h": (3, 3), "w_ih": (9, 4), "w_hh": (9, 3), "b_ih": (9,), "b_hh": (9,)},
              lambda x, h, w_ih, w_hh, b_ih, b_hh: GRUStep.apply(x @ w_ih.T + b_ih, h, w_hh, b_hh, None),

@@ -14,12 +14,11 @@ step after step up to the end; with attention pooling, any step can be read dire
 import numpy as np
 
 from ..nn.attention import AttentionPooling, PositionalEncoding
-from ..nn.embedding import Embedding
-from ..nn.linear import Linear
+from ..nn.layers import Embedding, Linear
 from ..nn.lstmn import LSTMN
 from ..nn.masks import real_positions
 from ..nn.module import Module
-from ..nn.lstm import LSTM
+from ..nn.recurrent import LSTM
 from ..nn.transformer import TransformerEncoder, TransformerEncoderLayer
 
 ENCODERS = ("lstm", "lstmn", "transformer")

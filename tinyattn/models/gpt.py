@@ -22,10 +22,7 @@ import numpy as np
 from ..autograd.tensor import Tensor
 from ..nn import functional as F
 from ..nn import init
-from ..nn.layers import GELU, Dropout
-from ..nn.embedding import Embedding
-from ..nn.layer_norm import LayerNorm
-from ..nn.linear import Linear
+from ..nn.layers import Dropout, Embedding, GELU, LayerNorm, Linear
 from ..nn.masks import causal_mask
 from ..nn.containers import ModuleList
 from ..nn.module import Module

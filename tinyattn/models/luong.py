@@ -24,11 +24,10 @@ from ..autograd.rules_nn import cross_entropy
 from ..autograd.rules_shape import cat, stack
 from ..autograd.creation import zeros
 from ..nn.attention import Attention
-from ..nn.embedding import Embedding
-from ..nn.linear import Linear
+from ..nn.layers import Embedding, Linear
 from ..nn.masks import padding_mask
 from ..nn.module import Module
-from ..nn.gru import GRUCell
+from ..nn.recurrent import GRUCell
 from .seq2seq import Encoder
 from .translator import Translator
 

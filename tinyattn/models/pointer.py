@@ -11,8 +11,7 @@ choose an input position instead of a word from a fixed vocabulary.
 import numpy as np
 
 from ..nn.attention import PositionalEncoding
-from ..nn.embedding import Embedding
-from ..nn.linear import Linear
+from ..nn.layers import Embedding, Linear
 from ..nn.masks import real_positions
 from ..nn.module import Module
 from ..nn.transformer import TransformerEncoder, TransformerEncoderLayer

@@ -16,12 +16,11 @@ from ..autograd.rules_shape import cat, stack, unbind
 from ..autograd.tensor import wrap
 from ..autograd.rules_nn import cross_entropy
 from ..nn.attention import Attention
-from ..nn.embedding import Embedding
-from ..nn.linear import Linear
+from ..nn.layers import Embedding, Linear
 from ..nn.masks import padding_mask, real_positions
 from ..ops import blocks
 from ..nn.module import Module
-from ..nn.gru import GRU, GRUCell
+from ..nn.recurrent import GRU, GRUCell
 from .translator import Translator
 
 

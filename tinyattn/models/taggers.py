@@ -9,9 +9,7 @@ sentence permutes the outputs and nothing else, so two copies of one word always
 (Vaswani et al. 2017, https://arxiv.org/abs/1706.03762, section 3.5).
 """
 from ..nn.attention import PositionalEncoding
-from ..nn.layers import ReLU
-from ..nn.embedding import Embedding
-from ..nn.linear import Linear
+from ..nn.layers import Embedding, Linear, ReLU
 from ..nn.masks import real_positions
 from ..nn.containers import Sequential
 from ..nn.module import Module

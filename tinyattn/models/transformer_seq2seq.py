@@ -24,9 +24,8 @@ import numpy as np
 
 from ..autograd.rules_nn import cross_entropy
 from ..nn.attention import PositionalEncoding
-from ..nn.embedding import Embedding
+from ..nn.layers import Embedding, Linear
 from ..nn.kv_cache import KVCache
-from ..nn.linear import Linear
 from ..nn.masks import real_positions
 from ..nn.multihead import keep_attention_weights
 from ..nn.transformer import Transformer

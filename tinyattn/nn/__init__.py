@@ -5,16 +5,12 @@ The layers are written as composed graphs; fused/ puts its fast nodes in the blo
 (ops/blocks.py) when this package imports it (no layer imports it)."""
 from ..autograd.spellings import module_getattr
 from . import functional, init, utils
-from .layers import GELU, Dropout, ReLU, Sigmoid, Tanh
+from .layers import (GELU, Dropout, Embedding, EmbeddingFunction, LayerNorm, LayerNormFunction, Linear, LinearFunction,
+                     ReLU, Sigmoid, Tanh)
 from .lstmn import LSTMN
-from .embedding import Embedding, EmbeddingFunction
-from .layer_norm import LayerNorm, LayerNormFunction
-from .linear import Linear, LinearFunction
 from .containers import ModuleDict, ModuleList, Sequential
 from .module import Module, Parameter
-from .gru import GRU, GRUCell
-from .lstm import LSTM, LSTMCell
-from .rnn import RNN, RNNCell
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .attention import Attention, AttentionPooling, PositionalEncoding, SelfAttention
 from .masks import causal_mask, lengths_mask, padding_mask
 from .kv_cache import KVCache

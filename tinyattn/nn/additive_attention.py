@@ -15,7 +15,7 @@ numpy reference, with ops/kernels/pair_tanh.py as the compiled twin of its backw
 the fused node and the fused decoder (fused/attentive_decoder.py) call.
 """
 from ..ops import blocks
-from .linear import LinearFunction
+from .layers import LinearFunction
 
 
 def additive_attention_composed(query, W, projected_keys, v, values, mask):

@@ -21,8 +21,7 @@ from ..autograd.dtypes import ShapeError, require_float
 from ..autograd.tensor import Tensor, wrap
 from ..ops import blocks
 from . import additive_attention  # noqa: F401  (registers the block additive_attention's reference)
-from .embedding import Embedding
-from .linear import Linear
+from .layers import Embedding, Linear
 from .module import Module, Parameter
 from .masks import attention_mask
 from .scaled_dot_product_attention import attention_scale, scaled_dot_product_attention

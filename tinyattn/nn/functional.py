@@ -7,9 +7,9 @@ from ..autograd.dtypes import require_float
 from ..autograd.rules_elementwise import Hardswish, Hardtanh, Mish
 from ..autograd.rules_shape import pad  # noqa: F401
 from ..autograd.rules_elementwise import where
+from ..autograd.rules_nn import cross_entropy_classes_on_axis_1 as cross_entropy  # noqa: F401
 from ..autograd.spellings import module_getattr
 from ..autograd.tensor import Tensor, wrap
-from .cross_entropy import cross_entropy  # noqa: F401
 from .gelu import gelu  # noqa: F401
 from .masks import dropout_mask
 from .losses import binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss, stable_softplus  # noqa: F401

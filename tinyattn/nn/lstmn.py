@@ -18,7 +18,7 @@ import numpy as np
 from ..autograd.dtypes import ShapeError
 from ..autograd.rules_shape import cat, stack, unbind
 from ..autograd.tensor import wrap
-from .linear import Linear
+from .layers import Linear
 from .module import Module
 from .masks import real_positions
 from .recurrent import step_masks

@@ -19,7 +19,7 @@ import numpy as np
 from ..autograd.dtypes import ShapeError
 from ..autograd.tensor import Tensor
 from . import init
-from .linear import Linear, LinearFunction
+from .layers import Linear, LinearFunction
 from .masks import causal_mask
 from .module import Module, Parameter
 from .positions import SCHEMES, alibi_bias, rotary

@@ -1,9 +1,10 @@
-"""What every recurrent layer shares: the step rule, the cell (one step) and the layer (a whole
-sequence, time first unless batch_first=True, stacked num_layers deep, each layer optionally
-bidirectional).
+"""The recurrent layers (as PyTorch's torch/nn/modules/rnn.py): first what they share, the step
+rule, the cell (one step) and the layer (a whole sequence, time first unless batch_first=True,
+stacked num_layers deep, each layer optionally bidirectional); then the three kinds, each its
+step rule (the equations of one step, written with autograd ops), its cell and its layer: the
+Elman RNN, the GRU and the LSTM (read the one you use).
 
-A kind of cell is its step rule, the equations of one step written with autograd ops, each in
-its own file: rnn.py, gru.py, lstm.py. The cell runs its rule once; the layer runs it step by
+The cell runs its rule once; the layer runs it step by
 step, freezing the state of sequences that have ended. Both go through two blocks
 (ops/blocks.py): `recurrent_step` and `recurrent_sequence`, whose references are below
 (composed_step, composed_sequence): the composed graph, what runs under `ta.fused(False)`. By
@@ -24,7 +25,7 @@ from ..autograd.rules_elementwise import where
 from ..autograd.tensor import Tensor, wrap
 from ..ops import blocks
 from .functional import dropout
-from .linear import LinearFunction
+from .layers import LinearFunction
 from .masks import real_positions
 from .module import Module, Parameter
 from .sizes import check_sizes
@@ -259,3 +260,146 @@ def step_masks(lengths, B, T, name):
         raise ValueError(f"{name}: lengths must lie in [1, {T}], got {lengths.min()}..{lengths.max()}")
     keeps = real_positions(lengths, T)
     return lengths, [keeps[:, t, None] for t in range(T)]
+
+
+# --------------------------------------------------------------------------------------------------
+# The Elman RNN: its step equation, the cell (one step) and the layer (a whole sequence).
+#
+#     h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)      (or relu)
+#
+# The RNN has no fused node: its step is these few ops on either path (a node gained
+# too little).
+# --------------------------------------------------------------------------------------------------
+
+class RNNRule(StepRule):
+    """h' = tanh(gi + h W_hh^T + b_hh)  (or relu)."""
+
+    gates = 1
+
+    def __init__(self, hidden_size, nonlinearity="tanh"):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__(hidden_size)
+        self.nonlinearity = nonlinearity
+
+    def equations(self, gi, h, weight_hh, bias_hh):
+        pre = gi + project(h, weight_hh, bias_hh)
+        return pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
+
+
+class RNNCell(RecurrentCell):
+    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)  (or relu)."""
+
+    Rule = RNNRule
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh"):
+        super().__init__(input_size, hidden_size, bias, nonlinearity=nonlinearity)
+
+
+class RNN(RecurrentLayer):
+    """Elman RNN layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H))."""
+
+    Rule = RNNRule
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False):
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         nonlinearity=nonlinearity)
+
+
+# --------------------------------------------------------------------------------------------------
+# The GRU (Cho et al. 2014, PyTorch's equations and gate order r|z|n): its step, cell and layer.
+#
+#     r  = sigmoid(W_ir x + b_ir + W_hr h + b_hr)        reset gate
+#     z  = sigmoid(W_iz x + b_iz + W_hz h + b_hz)        update gate
+#     n  = tanh(W_in x + b_in + r * (W_hn h + b_hn))     candidate state
+#     h' = (1 - z) * n + z * h
+#
+# GRURule.equations below is the GRU step this package reads as the reference: every fast form
+# names it and is tested equal to it (tests/test_one_form.py). Their array math is
+# ops/reference_blocks.py's gru_gates (the numpy reference; ops/kernels/recurrent_gates.py is its
+# compiled twin); the fused nodes, one step (fused/recurrent_steps.py, GRUStep) and a whole
+# direction of a layer (fused/gru_sequence.py, GRUSequence), call it. The cell, the loop over the
+# steps, stacking and both directions are above, shared with RNN and LSTM.
+# --------------------------------------------------------------------------------------------------
+
+class GRURule(StepRule):
+    """r, z = sig(.), n = tanh(gi_n + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h."""
+
+    gates = 3
+
+    def equations(self, gi, h, weight_hh, bias_hh):
+        H = self.hidden_size
+        gh = project(h, weight_hh, bias_hh)
+        r = (gi[:, :H] + gh[:, :H]).sigmoid()
+        z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()
+        n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()
+        return (1 - z) * n + z * h
+
+
+class GRUCell(RecurrentCell):
+    """r, z = sig(.), n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h."""
+
+    Rule = GRURule
+
+
+class GRU(RecurrentLayer):
+    """GRU layer; forward(x (T, B, I), h0=None, lengths=None) -> (outputs (T, B, D*H), h_n (L*D, B, H))."""
+
+    Rule = GRURule
+
+
+# --------------------------------------------------------------------------------------------------
+# The LSTM (Hochreiter & Schmidhuber 1997, PyTorch's equations and gate order i|f|g|o): its
+# step, cell and layer. The state is a pair (h, c).
+#
+#     i, f, o = sigmoid(W_i* x + b_i* + W_h* h + b_h*)   input, forget, output gates
+#     g       = tanh(W_ig x + b_ig + W_hg h + b_hg)       candidate cell
+#     c'      = f * c + i * g,     h' = o * tanh(c')
+#
+# LSTMRule.equations below is the LSTM step this package reads as the reference: every fast form
+# names it and is tested equal to it (tests/test_one_form.py). Their array math is
+# ops/reference_blocks.py's lstm_gates (the numpy reference; ops/kernels/recurrent_gates.py is its
+# compiled twin); the fused nodes, one step (fused/recurrent_steps.py, LSTMStep) and a whole
+# direction of a layer (fused/lstm_sequence.py, LSTMSequence), call it. The cell, the loop over
+# the steps, stacking and both directions are above, shared with RNN and GRU.
+# --------------------------------------------------------------------------------------------------
+
+class LSTMRule(StepRule):
+    """i, f, o = sig(.), g = tanh(.), c' = f * c + i * g, h' = o * tanh(c'); the state is (h, c)."""
+
+    gates = 4
+    state_is_pair = True
+
+    def equations(self, gi, state, weight_hh, bias_hh):
+        h, c = state
+        H = self.hidden_size
+        gates = gi + project(h, weight_hh, bias_hh)
+        i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()
+        g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()
+        c_new = f * c + i * g
+        return o * c_new.tanh(), c_new
+
+
+class LSTMCell(RecurrentCell):
+    """i, f, o = sig(.), g = tanh(.), c' = f * c + i * g, h' = o * tanh(c'); forward(x, (h, c)) -> (h', c')."""
+
+    Rule = LSTMRule
+
+
+class LSTM(RecurrentLayer):
+    """LSTM layer; forward(x, (h0, c0)=None, lengths=None) -> (outputs, (h_n, c_n)), each state (L*D, B, H)."""
+
+    Rule = LSTMRule
+
+    def _initial_states(self, h0, x, count):
+        if h0 is None:
+            return [self.rule.zero_state(x)] * count
+        if not isinstance(h0, (tuple, list)) or len(h0) != 2:
+            raise TypeError("LSTM: the initial state is a pair (h0, c0), each (num_layers * directions, batch, hidden)")
+        h, c = h0
+        hs, cs = super()._initial_states(h, x, count), super()._initial_states(c, x, count)
+        return list(zip(hs, cs))
+
+    def _final_states(self, finals):
+        return stack([h for h, _ in finals], axis=0), stack([c for _, c in finals], axis=0)

@@ -34,9 +34,7 @@ import numpy as np
 from ..autograd.tensor import tensor
 from . import functional as F
 from . import init
-from .layers import Dropout
-from .layer_norm import LayerNorm
-from .linear import Linear
+from .layers import Dropout, LayerNorm, Linear
 from .containers import ModuleList
 from .module import Module
 from .multihead import MultiheadAttention

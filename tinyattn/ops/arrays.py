@@ -7,8 +7,7 @@ found it faster; ta.ops.use_backend("numpy") puts the references back. Callers l
 here at each call (arrays.multiply, not an imported multiply), so the swap reaches them.
 """
 from .gelu import gelu, gelu_backward  # noqa: F401
-from .layer_norm import layer_norm, layer_norm_backward  # noqa: F401
-from .reference import (adam_update, log_softmax, log_softmax_backward, matmul, multiply, scatter_rows,  # noqa: F401
-                        sigmoid, softmax, softmax_backward, sum_over)
+from .reference import (adam_update, layer_norm, layer_norm_backward, log_softmax, log_softmax_backward,  # noqa: F401
+                        matmul, multiply, scatter_rows, sigmoid, softmax, softmax_backward, sum_over)
 from .reference_blocks import (gru_gates, gru_gates_backward, lstm_gates, lstm_gates_backward,  # noqa: F401
                                through_pair_tanh)

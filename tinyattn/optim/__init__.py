@@ -1,5 +1,3 @@
 """Optimisers and learning-rate schedules."""
-from .adam import Adam, AdamW
-from .optimizer import Optimizer
+from .optimizer import SGD, Adam, AdamW, Optimizer
 from .schedules import LambdaLR, LinearWarmup, StepLR, WarmupCosine
-from .sgd import SGD

@@ -10,7 +10,7 @@ the composed graph (in tinyattn/nn, or tinyattn/models for the decoder), to 1e-1
     additive_attention     additive_attention_node.               nn/additive_attention.py,
                              AdditiveAttention                      additive_attention_composed
     recurrent_step         recurrent_steps.GRUStep, LSTMStep      nn/recurrent.py, composed_step
-                                                                    (nn/gru.py, nn/lstm.py: the rules' equations)
+                                                                    (nn/recurrent.py: the rules' equations)
     recurrent_sequence     gru_sequence.GRUSequence,              nn/recurrent.py, composed_sequence
                              lstm_sequence.LSTMSequence
     attentive_decoder      attentive_decoder.AttentiveGRUDecoder  models/seq2seq.py, composed_decoder
@@ -22,8 +22,7 @@ arguments (the Elman RNN's step and sequence: a node gained too little; a decode
 additive attention) the entry hands on to the reference.
 """
 from ...ops import blocks
-from ..gru import GRURule
-from ..lstm import LSTMRule
+from ..recurrent import GRURule, LSTMRule
 from ..masks import attention_mask
 from ..scaled_dot_product_attention import Attended
 from .additive_attention_node import AdditiveAttention

@@ -1,6 +1,6 @@
 """Fused recurrent steps: one graph node per time step, forward and backward written by hand.
 
-Each equals the `equations` of its step rule (nn/gru.py GRURule, nn/lstm.py LSTMRule: the same
+Each equals the `equations` of its step rule (nn/recurrent.py GRURule, LSTMRule: the same
 step as autograd ops, the reference), which nn.GRUCell/LSTMCell run instead under
 `ta.fused(False)`. (The Elman RNN has no node: one gained too little over its composed step
 to keep a second form; the figure is in the git history of benchmarks/RESULTS.md.)
@@ -68,7 +68,7 @@ class GRUStep(Function):
     """One GRU step (gru_step). With g = dL/dh', the gate rules (ops/reference_blocks.py,
     gru_gates_backward) give dL/dgi, dL/dgh and the direct part g z of dL/dh; through gh = h W_hh^T + b_hh:
     dL/dh = g z + dgh W_hh,  dL/dW_hh = dgh^T h,  dL/db_hh = sum of dgh.
-    Equals GRURule.equations (nn/gru.py), then where(keep, h', h)."""
+    Equals GRURule.equations (nn/recurrent.py), then where(keep, h', h)."""
 
     @staticmethod
     def forward(ctx, gi, h, w_hh, b_hh, keep):
@@ -88,7 +88,7 @@ class LSTMStep(Function):
     """One LSTM step (lstm_step); two outputs h', c'. With dL/dh' and dL/dc', the gate rules
     (ops/reference_blocks.py, lstm_gates_backward) give d_gates = dL/dgi and dL/dc = dc f; through
     gates = gi + h W_hh^T + b_hh:  dL/dh = d_gates W_hh,  dL/dW_hh = d_gates^T h,  dL/db_hh = sum of d_gates.
-    Equals LSTMRule.equations (nn/lstm.py), then where(keep, ., .) on h' and c'."""
+    Equals LSTMRule.equations (nn/recurrent.py), then where(keep, ., .) on h' and c'."""
 
     @staticmethod
     def forward(ctx, gi, h, c, w_hh, b_hh, keep):

@@ -1,5 +1,5 @@
 """LayerNorm over the trailing axes, forward and backward, one row at a time (ops/reference.py's
-layer_norm and layer_norm_backward are the numpy versions they equal; nn/layer_norm.py derives them).
+layer_norm and layer_norm_backward are the numpy versions they equal; nn/layers.py (LayerNormFunction) derives them).
 
     forward:   x_hat = (x - mean) * inv_std,  inv_std = 1 / sqrt(var + eps),  y = x_hat * w + b
     backward:  dL/dx = (h - mean(h) - x_hat * mean(h * x_hat)) * inv_std,   h = g * w
