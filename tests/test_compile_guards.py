@@ -224,7 +224,7 @@ def test_explain_names_signatures_calls_memory_and_guards():
 
 
 def test_an_apply_bound_before_the_capture_runs_eagerly_and_says_so():
-    linear = nn.linear.LinearFunction.apply  # bound once: the capture's seam is Function.apply at call time
+    linear = nn.layers.LinearFunction.apply  # bound once: the capture's seam is Function.apply at call time
     w, b = ta.tensor(np.ones((3, 5), np.float32), requires_grad=True), ta.tensor(np.zeros(3, np.float32), requires_grad=True)
     rng = np.random.default_rng(9)
 
