@@ -57,7 +57,7 @@ from .autograd import (
     zeros_like,
 )
 from .autograd.spellings import (  # noqa: A004  (torch.max, torch.sum, ...: PyTorch's names)
-    abs, add, argmax, argmin, div, exp, log, log_softmax, logical_and, logical_not, logical_or, masked_fill, max,
+    abs, add, all, any, argmax, argmin, div, exp, log, log_softmax, logical_and, logical_not, logical_or, masked_fill, max,
     mean, min, mul, neg, norm, permute, pow, relu, reshape, sigmoid, softmax, sqrt, sub, sum, tanh, transpose,
     unsqueeze,
 )

@@ -18,7 +18,7 @@ from .rules_reduce import clamp, logsumexp, maximum, minimum, std, std_mean, var
 from .rules_shape import (cat, chunk, cumsum, flatten, flip, gather, repeat_interleave, split, squeeze, stack,
                           topk, tril, triu, unbind, unflatten)
 from .rules_nn import cross_entropy, einsum
-from .spellings import (abs, acosh, add, argmax, argmin, asinh, atanh, ceil, cos, cosh, div, exp, exp2,  # noqa: A004
+from .spellings import (abs, acosh, add, all, any, argmax, argmin, asinh, atanh, ceil, cos, cosh, div, exp, exp2,  # noqa: A004
                         explain_missing_names, floor, lerp, log, log2, log_softmax, logical_and, logical_not,
                         logical_or, masked_fill, matmul, max, mean, min, mul, neg, norm, permute, pow, relu,
                         reshape, round, rsqrt, sigmoid, sign, sin, sinh, softmax, sqrt, sub, sum, tan, tanh,

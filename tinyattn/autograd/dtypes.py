@@ -110,6 +110,11 @@ def one_axis(axis, ndim, op):
     return axes(axis, ndim, op)[0]
 
 
+def reduced_axes(axis, ndim, op):
+    """The axes a reduction sums over: None, and PyTorch's empty dim list (x.sum(dim=())), mean all."""
+    return tuple(range(ndim)) if axis is None or (isinstance(axis, (tuple, list)) and not axis) else axes(axis, ndim, op)
+
+
 def axes(axis, ndim, op):
     """Normalise an axis (or tuple of axes, or None) to a tuple of non-negative ints."""
     if axis is None:

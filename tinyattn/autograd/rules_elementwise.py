@@ -198,7 +198,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return g * np.sign(x)
+        return g * np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype)  # 0 at NaN too, as PyTorch's sgn
 
 
 class Exp(Function):
@@ -452,13 +452,13 @@ class Lerp(Function):
     """y = a + w (b - a) (from a at w = 0 to b at w = 1; w a number or a tensor, all broadcast);
     dL/da = g (1 - w),  dL/db = g w,  dL/dw = g (b - a).
 
-    Computed as PyTorch does, b - (b - a)(1 - w) where w >= 0.5, so that w = 1 gives b exactly."""
+    Computed as PyTorch does, b - (b - a)(1 - w) where |w| >= 0.5, so that w = 1 gives b exactly."""
 
     @staticmethod
     def forward(ctx, a, b, w):
         w = np.asarray(w, a.dtype)
         try:
-            y = np.where(w < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+            y = np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
         except ValueError:
             raise ShapeError(f"lerp: input {a.shape}, end {b.shape} and weight {w.shape} do not broadcast "
                              "(aligned from the last axis, each size equal or 1)") from None

@@ -15,7 +15,7 @@ import numpy as np
 from ..ops import arrays
 from . import rules_elementwise, rules_shape
 from . import tensor as _tensor
-from .dtypes import ShapeError, axes, dim_or_axis, one_axis, require_float
+from .dtypes import ShapeError, axes, dim_or_axis, one_axis, reduced_axes, require_float
 from .function import Function
 
 
@@ -172,8 +172,10 @@ def clamp(x, min=None, max=None):
         out = rules_elementwise.where((out < min).data, min, out)
     if max is not None:
         out = rules_elementwise.where((out > max).data, max, out)
-    nan = np.isnan(x.data) if x.data.dtype.kind == "f" else None
-    if nan is not None and nan.any():  # NaN stays NaN and takes no gradient, as PyTorch's clamp
+    nan = np.isnan(x.data) if x.data.dtype.kind == "f" else np.zeros(x.shape, bool)
+    for bound in bounds:  # a NaN bound makes NaN where it applies, as PyTorch's clamp
+        nan = nan | np.isnan(np.asarray(_tensor._raw(bound), dtype=float))
+    if nan.any():  # NaN stays NaN and takes no gradient, as PyTorch's clamp
         out = rules_elementwise.where(nan, math.nan, out)
     return out
 
@@ -184,6 +186,8 @@ def max_or_min(x, op, dim=None, keepdim=None, axis=None, keepdims=None):
         return (maximum if op == "max" else minimum)(x, dim)
     if keepdim is not None and keepdims is not None:
         raise TypeError(f"{op}: got both keepdim={keepdim} and keepdims={keepdims}; they are one argument (pass one)")
+    if dim is not None and axis is None and keepdims is not None:  # x.max(1, keepdims=True): PyTorch's too
+        keepdim, keepdims = keepdims, None
     if axis is not None or keepdims is not None:  # numpy's spelling: the values only
         if dim is not None:
             raise TypeError(f"{op}: got both axis={axis} and dim={dim}; they are one argument (pass one)")
@@ -235,7 +239,7 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
         raise TypeError("var: give unbiased= or correction=, not both")
     correction = (1 if unbiased is None or unbiased else 0) if correction is None else correction
     require_float("var", x=x.data)
-    dims = axes(dim, x.ndim, "var")
+    dims = reduced_axes(dim, x.ndim, "var")
     n = math.prod(x.shape[d] for d in dims)
     centred = x - x.mean(axis=dims, keepdims=True)
     squares = (centred * centred).sum(axis=dims, keepdims=keepdim)
@@ -294,7 +298,7 @@ def norm(x, p="fro", dim=None, keepdim=False):
     """The p-norm over `dim` (None: all elements), PyTorch's x.norm: p = 2 or "fro" (the default),
     1, inf, -inf or any other positive number. A zero vector's norm has gradient 0, as PyTorch's."""
     require_float("norm", x=x.data)
-    dims = axes(dim, x.ndim, "norm")
+    dims = reduced_axes(dim, x.ndim, "norm")
     if p in ("fro", 2):
         return _sqrt_with_zero_slope_at_zero((x * x).sum(axis=dims, keepdims=keepdim))
     if p == math.inf:

@@ -19,7 +19,7 @@ import re
 import numpy as np
 
 from . import creation, engine, inplace, rules_elementwise, rules_nn, rules_reduce, rules_shape
-from .dtypes import ShapeError, axes, dim_or_axis, one_axis, require_float
+from .dtypes import ShapeError, axes, dim_or_axis, one_axis, reduced_axes, require_float
 from .engine import HookMethods
 from .inplace import InPlaceOps
 
@@ -151,13 +151,13 @@ class Tensor(InPlaceOps, HookMethods):
     @dim_or_axis
     def sum(self, axis=None, keepdims=False):
         """Sum over `axis` (an int, a tuple, or None for all) -> the shape without those axes (kept as 1 with keepdims)."""
-        return rules_reduce.Sum.apply(self, None if axis is None else axes(axis, self.ndim, "sum"), keepdims)
+        return rules_reduce.Sum.apply(self, reduced_axes(axis, self.ndim, "sum"), keepdims)
 
     @dim_or_axis
     def mean(self, axis=None, keepdims=False):
         """Mean over `axis` (an int, a tuple, or None for all) of a float tensor, shaped as sum's result."""
         require_float("mean", x=self.data)  # as PyTorch: the mean of integers has no dtype to be in
-        return rules_reduce.Mean.apply(self, None if axis is None else axes(axis, self.ndim, "mean"), keepdims)
+        return rules_reduce.Mean.apply(self, reduced_axes(axis, self.ndim, "mean"), keepdims)
 
     def reshape(self, *shape):
         """The same elements in `shape` (one -1 allowed), copied only when the layout needs it."""
@@ -165,10 +165,10 @@ class Tensor(InPlaceOps, HookMethods):
             shape = tuple(shape[0])
         return inplace.share_with_view(rules_shape.Reshape.apply(self, shape), self)
 
-    def transpose(self, axis_a=-2, axis_b=-1):
+    def transpose(self, dim0=-2, dim1=-1):
         """Swap two axes (PyTorch's transpose(dim0, dim1)); `.T` reverses them all."""
         order = list(range(self.ndim))
-        a, b = axes(axis_a, self.ndim, "transpose")[0], axes(axis_b, self.ndim, "transpose")[0]
+        a, b = axes(dim0, self.ndim, "transpose")[0], axes(dim1, self.ndim, "transpose")[0]
         order[a], order[b] = order[b], order[a]
         return self.permute(order)
 
@@ -316,8 +316,13 @@ class Tensor(InPlaceOps, HookMethods):
 
     # --- shapes (rules_shape.py) -------------------------------------------------------------------------
     @dim_or_axis
-    def split(self, split_size_or_sections, dim=0):
-        """Pieces along `dim`: of one size (an int; the last may be smaller) or of the sizes listed."""
+    def split(self, split_size_or_sections=None, dim=0, *, split_size=None):
+        """Pieces along `dim`: of one size (an int; the last may be smaller) or of the sizes listed
+        (PyTorch's keyword for the first argument, split_size=, works too)."""
+        if split_size is not None:
+            if split_size_or_sections is not None:
+                raise TypeError("split: got both split_size_or_sections and split_size; they are one argument")
+            split_size_or_sections = split_size
         return rules_shape.split(self, split_size_or_sections, dim)
 
     @dim_or_axis
@@ -491,8 +496,9 @@ class Tensor(InPlaceOps, HookMethods):
         return _step(self, np.round if decimals == 0 else lambda a: np.round(a, int(decimals)))
 
     def sign(self):
-        """-1, 0 or 1 as x is negative, zero or positive (0 at NaN, as PyTorch), same dtype; zero gradient."""
-        return _step(self, _sign)
+        """-1, 0 or 1 as x is negative, zero or positive (0 at NaN, as PyTorch), same dtype; zero gradient.
+        A bool tensor is its own sign, as PyTorch's."""
+        return wrap(self.data.copy()) if self.data.dtype == np.bool_ else _step(self, _sign)
 
     def lerp(self, end, weight):
         """self + weight * (end - self) element-wise (weight a number or a tensor; all broadcast);
@@ -533,6 +539,30 @@ class Tensor(InPlaceOps, HookMethods):
             raise TypeError(f"~ (invert) takes a bool or integer tensor, got {self.data.dtype}; for the places "
                             "where a float tensor is 0 write x == 0 (or ta.logical_not(x))")
         return wrap(~self.data)
+
+    @dim_or_axis
+    def any(self, dim=None, keepdim=False):
+        """True where some element along `dim` (None: all of them) is nonzero: bool, no gradient."""
+        return wrap(np.any(self.data, axis=None if dim is None else axes(dim, self.ndim, "any"), keepdims=keepdim))
+
+    @dim_or_axis
+    def all(self, dim=None, keepdim=False):
+        """True where every element along `dim` (None: all of them) is nonzero: bool, no gradient."""
+        return wrap(np.all(self.data, axis=None if dim is None else axes(dim, self.ndim, "all"), keepdims=keepdim))
+
+    def __and__(self, other):
+        """mask & mask (logical and of bool tensors, bitwise and of integer ones), as PyTorch; no gradient."""
+        return wrap(_bitwise("&", self, other, np.bitwise_and))
+
+    def __or__(self, other):
+        """mask | mask: logical or of bool tensors, bitwise or of integer ones; no gradient."""
+        return wrap(_bitwise("|", self, other, np.bitwise_or))
+
+    def __xor__(self, other):
+        """mask ^ mask: logical xor of bool tensors, bitwise xor of integer ones; no gradient."""
+        return wrap(_bitwise("^", self, other, np.bitwise_xor))
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def logical_not(self):
         """True where self is 0 (or False): bool, self's shape."""
@@ -610,7 +640,24 @@ class Tensor(InPlaceOps, HookMethods):
         return float(self.item())
 
     def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError(f"bool() of a tensor of shape {self.data.shape}: with {self.data.size} elements its "
+                               "truth is ambiguous (PyTorch's rule too); write (x > 0).any() or .all()")
         return bool(self.data)
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        """An integer tensor of one element as an index or a count (list[t], range(t)), as PyTorch's."""
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError(f"only an integer tensor of one element can be an index, got {self.data.dtype} "
+                            f"of shape {self.data.shape}")
+        return int(self.data.item())
+
+    def __contains__(self, value):
+        """`value in x`: whether any element equals value, as PyTorch's."""
+        return bool(np.any(self.data == _raw(value)))
 
     @dim_or_axis
     def argmax(self, axis=None, keepdims=False):
@@ -781,6 +828,15 @@ def _both_broadcast(x, other, op):
     except ValueError:
         raise ShapeError(f"{op}: shapes {x.shape} and {other.shape} do not broadcast together") from None
     return other
+
+
+def _bitwise(symbol, x, other, function):
+    """function(x, other) for bool or integer operands (a float is a TypeError, as PyTorch's), broadcast."""
+    other = _both_broadcast(x, other, symbol)
+    if x.data.dtype.kind not in "biu" or other.dtype.kind not in "biu":
+        raise TypeError(f"{symbol} takes bool or integer tensors, got {x.data.dtype} and {other.dtype}; for masks "
+                        "of float values compare first (x > 0)")
+    return function(x.data, other)
 
 
 def _pow_tensors(base, exponent):
