@@ -274,7 +274,9 @@ def test_a_collapsed_group_opens_on_a_click_and_when_next_walks_into_it(browser,
     for _ in range(first["first"] - 1):  # Next from the loss up to the node before the group, then into it
         page.click("#walk-next")
     assert page.locator("svg#graph [data-group='0']").get_attribute("class").split() == ["group", "collapsed"]
+    closed = float(page.locator("svg#graph [data-group='0'] .body").get_attribute("height"))
     page.click("#walk-next")
+    assert float(page.locator("svg#graph [data-group='0'] .body").get_attribute("height")) > 5 * closed  # one row, then all
     assert page.locator("svg#graph .current").get_attribute("data-node") == str(first["first"])
     assert page.locator("svg#graph .current").is_visible() and page.locator(inside).is_visible()
     assert "open" in page.locator("svg#graph [data-group='0']").get_attribute("class").split()
