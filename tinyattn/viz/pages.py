@@ -10,7 +10,8 @@ the nodes in the order backward visits them (ta.autograd.reverse_topological_ord
 the walk's heap pops them in: newest first), the gradient each Function node received as the
 walk kept it (ctx.last_grads, kept by backward(retain_graph=True)), each leaf's .grad, and each
 Function's backward as its source. Large arrays are sampled to a grid (their shape, min and max
-said), so a page stays a few MB for a few thousand nodes.
+said), so a page stays a few MB for a few thousand nodes; a loop's repeated steps are found in the
+walk's order and drawn as one box, closed when large, so the page opens quickly too.
 
 The head view reads each attention's weights off the graph too: the model runs once under
 `ta.fused(False)`, where every attention's softmax is a Softmax node, and with targets the loss
@@ -144,8 +145,8 @@ def _lay_out(nodes):
 
 def _repeated_steps(signatures):
     """Groups of the walk: runs of nodes whose (op, shapes) sequence repeats step after step, as an
-    unrolled recurrence or a decoder loop makes them: [{first, count, steps, period, collapsed}],
-    nodes first .. first + count - 1 of the walk's order.
+    unrolled recurrence, a decoder loop or a stack of identical layers makes them:
+    [{first, count, steps, period, collapsed}], nodes first .. first + count - 1 of the walk's order.
 
     The graph keeps no record of which Module made a node, but the walk visits nodes newest first,
     so each step of a loop is one stretch of the walk: a run with period p is where signature i
@@ -155,8 +156,8 @@ def _repeated_steps(signatures):
     runs = []  # (nodes covered, period, first)
     for period in range(1, min(LONGEST_STEP, len(codes) // 2) + 1):
         same = np.concatenate([[False], codes[period:] == codes[:-period], [False]])
-        edges = np.flatnonzero(np.diff(same.astype(np.int8)))  # where each stretch of equal pairs starts and ends
-        for first, end in zip(edges[::2], edges[1::2]):
+        bounds = np.flatnonzero(np.diff(same.astype(np.int8)))  # where each stretch of equal pairs starts and ends
+        for first, end in zip(bounds[::2], bounds[1::2]):
             steps = (end - first + period) // period  # end - first equal pairs: that many nodes past the first step
             if steps >= 2 and steps * period >= GROUP_NODES:
                 runs.append((int(steps * period), period, int(first)))
