@@ -255,6 +255,8 @@ def test_the_walk_groups_a_decoder_loop_into_its_repeated_steps(tmp_path):
     first, period = decoder["first"], decoder["period"]
     steps = [names[first + k * period:first + (k + 1) * period] for k in range(decoder["steps"])]
     assert all(step == steps[0] for step in steps) and "Softmax" in steps[0]  # each step attends once
+    # the bidirectional encoder over 6 tokens: each direction's 6 steps, not the two directions as 2 steps
+    assert sorted(group["steps"] for group in data["groups"]) == [6, 6, 11]
     spans = sorted((group["first"], group["first"] + group["count"]) for group in data["groups"])
     assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))  # no node in two groups
 

@@ -151,7 +151,9 @@ def _repeated_steps(signatures):
     The graph keeps no record of which Module made a node, but the walk visits nodes newest first,
     so each step of a loop is one stretch of the walk: a run with period p is where signature i
     equals signature i + p. The longest runs are taken first (of equal ones the shortest period:
-    the step, not two steps), then shorter ones in what is left; runs under GROUP_NODES are no group."""
+    the step, not two steps), then shorter ones in what is left, but not a run whose nodes are
+    mostly runs of shorter, more often repeated steps (those are the groups); runs under
+    GROUP_NODES are no group."""
     codes = np.unique(np.array([json.dumps(s) for s in signatures]), return_inverse=True)[1].ravel()
     runs = []  # (nodes covered, period, first)
     for period in range(1, min(LONGEST_STEP, len(codes) // 2) + 1):
@@ -164,11 +166,22 @@ def _repeated_steps(signatures):
     taken = np.zeros(len(codes), bool)
     groups = []
     for count, period, first in sorted(runs, key=lambda run: (-run[0], run[1], run[2])):
-        if not taken[first:first + count].any():
+        if not taken[first:first + count].any() and not _made_of_shorter_runs(runs, count, period, first):
             taken[first:first + count] = True
             groups.append(dict(first=first, count=count, steps=count // period, period=period,
                                collapsed=bool(count > COLLAPSED)))
     return sorted(groups, key=lambda group: group["first"])
+
+
+def _made_of_shorter_runs(runs, count, period, first):
+    """Whether runs of shorter, more often repeated steps cover 9/10 of this run: a bidirectional
+    encoder's walk repeats (one direction's steps) twice, and its groups are each direction's steps,
+    not the two directions; two Transformer layers stay two layers, not their sublayers."""
+    covered = np.zeros(count, bool)
+    for other_count, other_period, other_first in runs:
+        if other_period < period and other_count // other_period > count // period:
+            covered[max(other_first - first, 0):max(other_first + other_count - first, 0)] = True
+    return covered.sum() >= 0.9 * count
 
 
 def _cells_per_array(count):
