@@ -272,6 +272,8 @@ def test_a_collapsed_group_opens_on_a_click_and_when_next_walks_into_it(browser,
     first = min(groups, key=lambda group: group["first"])
     inside = f'svg#graph [data-node="{first["first"] + 1}"]'
     assert not page.locator(inside).is_visible()
+    v = next(i for i, node in enumerate(_data(path)["nodes"]) if node["name"] == "decoder.attention.v.weight")
+    assert not page.locator(f'svg#graph [data-node="{v}"]').is_visible()  # a weight only the loop uses: in its box
     assert page.locator("svg#graph [data-node]:visible").count() < 60  # a few dozen drawn of 600
     for _ in range(first["first"] - 1):  # Next from the loss up to the node before the group, then into it
         page.click("#walk-next")
@@ -282,6 +284,7 @@ def test_a_collapsed_group_opens_on_a_click_and_when_next_walks_into_it(browser,
     assert page.locator("svg#graph .current").get_attribute("data-node") == str(first["first"])
     assert page.locator("svg#graph .current").is_visible() and page.locator(inside).is_visible()
     assert "open" in page.locator("svg#graph [data-group='0']").get_attribute("class").split()
+    assert page.locator(f'svg#graph [data-node="{v}"]').is_visible()
     other = page.locator("svg#graph [data-group='1']")
     other.locator(".body").dispatch_event("click")
     assert "open" in other.get_attribute("class").split()
