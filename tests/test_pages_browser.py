@@ -227,11 +227,71 @@ def test_a_graph_of_thousands_of_nodes_stays_a_small_quick_page(browser, tmp_pat
     assert os.path.getsize(path) < 4e6 and written < 10
     page, errors = _open(browser, path)
     assert page.locator("svg#graph [data-node]").count() == 3002
+    assert page.locator("svg#graph .group.collapsed").count() == 1  # the 1,500 steps: one box, closed
     started = time.perf_counter()
     for _ in range(5):
         page.click("#walk-next")
     assert page.locator("svg#graph .current").get_attribute("data-node") == "5"
     assert time.perf_counter() - started < 5  # a click answers at once, not after a redraw of the whole graph
+    assert errors == []
+
+
+def _decoder_loop():
+    """A translator's teacher-forced loss over 11 decoder steps (Bahdanau attention, primitive ops)."""
+    ta.manual_seed(0)
+    model = Seq2Seq(20, 20, **IDS, embed_dim=8, hidden_size=16)
+    with ta.fused(False):
+        loss = model.loss(np.array([[5, 6, 7, 8, 9, 10]]), [6], np.array([[1, *range(3, 13), 2]]))
+    loss.backward(retain_graph=True)
+    return model, loss
+
+
+def test_the_walk_groups_a_decoder_loop_into_its_repeated_steps(tmp_path):
+    model, loss = _decoder_loop()
+    data = _data(ta.viz.walk_page(loss, tmp_path / "walk.html", params=dict(model.named_parameters())))
+    names = [node["name"] for node in data["nodes"]]
+    decoder = max(data["groups"], key=lambda group: group["steps"])
+    assert decoder["steps"] == 11 and decoder["count"] == 11 * decoder["period"] and decoder["collapsed"]
+    first, period = decoder["first"], decoder["period"]
+    steps = [names[first + k * period:first + (k + 1) * period] for k in range(decoder["steps"])]
+    assert all(step == steps[0] for step in steps) and "Softmax" in steps[0]  # each step attends once
+    # the bidirectional encoder over 6 tokens: each direction's 6 steps, not the two directions as 2 steps
+    assert sorted(group["steps"] for group in data["groups"]) == [6, 6, 11]
+    spans = sorted((group["first"], group["first"] + group["count"]) for group in data["groups"])
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:]))  # no node in two groups
+
+
+def test_a_collapsed_group_opens_on_a_click_and_when_next_walks_into_it(browser, tmp_path):
+    model, loss = _decoder_loop()
+    path = ta.viz.walk_page(loss, tmp_path / "walk.html", params=dict(model.named_parameters()))
+    assert os.path.getsize(path) < 4e6
+    groups = _data(path)["groups"]
+    page, errors = _open(browser, path)
+    assert page.locator("svg#graph [data-node]").count() == len(graph_lists(loss)[0])  # hidden nodes stay in the DOM
+    assert page.locator("svg#graph [data-group].collapsed").count() == len(groups) >= 2
+    first = min(groups, key=lambda group: group["first"])
+    inside = f'svg#graph [data-node="{first["first"] + 1}"]'
+    assert not page.locator(inside).is_visible()
+    v = next(i for i, node in enumerate(_data(path)["nodes"]) if node["name"] == "decoder.attention.v.weight")
+    assert not page.locator(f'svg#graph [data-node="{v}"]').is_visible()  # a weight only the loop uses: in its box
+    assert page.locator("svg#graph [data-node]:visible").count() < 60  # a few dozen drawn of 600
+    for _ in range(first["first"] - 1):  # Next from the loss up to the node before the group, then into it
+        page.click("#walk-next")
+    assert page.locator("svg#graph [data-group='0']").get_attribute("class").split() == ["group", "collapsed"]
+    closed = float(page.locator("svg#graph [data-group='0'] .body").get_attribute("height"))
+    page.click("#walk-next")
+    assert float(page.locator("svg#graph [data-group='0'] .body").get_attribute("height")) > 5 * closed  # one row, then all
+    assert page.locator("svg#graph .current").get_attribute("data-node") == str(first["first"])
+    assert page.locator("svg#graph .current").is_visible() and page.locator(inside).is_visible()
+    assert "open" in page.locator("svg#graph [data-group='0']").get_attribute("class").split()
+    assert page.locator(f'svg#graph [data-node="{v}"]').is_visible()
+    other = page.locator("svg#graph [data-group='1']")
+    other.locator(".body").dispatch_event("click")
+    assert "open" in other.get_attribute("class").split()
+    assert page.locator(f'svg#graph [data-node="{groups[1]["first"]}"]').is_visible()
+    other.locator(".header").dispatch_event("click")  # the header closes it again
+    assert "collapsed" in other.get_attribute("class").split()
+    assert _not_blank(page)
     assert errors == []
 
 

@@ -10,7 +10,8 @@ the nodes in the order backward visits them (ta.autograd.reverse_topological_ord
 the walk's heap pops them in: newest first), the gradient each Function node received as the
 walk kept it (ctx.last_grads, kept by backward(retain_graph=True)), each leaf's .grad, and each
 Function's backward as its source. Large arrays are sampled to a grid (their shape, min and max
-said), so a page stays a few MB for a few thousand nodes.
+said), so a page stays a few MB for a few thousand nodes; a loop's repeated steps are found in the
+walk's order and drawn as one box, closed when large, so the page opens quickly too.
 
 The head view reads each attention's weights off the graph too: the model runs once under
 `ta.fused(False)`, where every attention's softmax is a Softmax node, and with targets the loss
@@ -31,6 +32,9 @@ from ..ops.blocks import fused
 TEMPLATE = os.path.join(os.path.dirname(__file__), "page.html")
 CELL_BUDGET = 250_000  # numbers in all the sampled heatmaps of a page together (~7 characters each)
 MAX_CELLS, MIN_CELLS = 1024, 16  # one heatmap at most 32 x 32 cells, at least 4 x 4
+GROUP_NODES = 16   # a run of repeated steps becomes a group (a box the page can collapse) from this many nodes
+COLLAPSED = 48     # a group of more nodes than this starts collapsed, so a long unrolled graph opens quickly
+LONGEST_STEP = 400  # the longest step (in nodes) looked for when finding repeated steps
 
 
 def walk_page(loss, path, params=None):
@@ -72,8 +76,9 @@ def walk_page(loss, path, params=None):
                           value=_sample(leaf.data, budget), grad=_sample(leaf.grad, budget),
                           grad_norms=[_norm(leaf.grad)]))
     _lay_out(nodes)
+    groups = _repeated_steps([(node["name"], node["shapes"]) for node in nodes[:len(order)]])
     walked = any(node.last_grads is not None for node in order)
-    return _write(path, dict(page="walk", nodes=nodes, rules=rules, walked=walked,
+    return _write(path, dict(page="walk", nodes=nodes, rules=rules, walked=walked, groups=groups,
                              title=f"The backward walk of a {loss.dtype} loss: {len(order)} Function calls"))
 
 
@@ -136,6 +141,47 @@ def _lay_out(nodes):
         row = sorted(rows[d], key=lambda i: np.mean([nodes[c]["x"] for c in consumers[i]]) if consumers[i] else 0.0)
         for column, i in enumerate(row):
             nodes[i].update(x=column - (len(row) - 1) / 2, depth=depth[i], consumers=consumers[i])
+
+
+def _repeated_steps(signatures):
+    """Groups of the walk: runs of nodes whose (op, shapes) sequence repeats step after step, as an
+    unrolled recurrence, a decoder loop or a stack of identical layers makes them:
+    [{first, count, steps, period, collapsed}], nodes first .. first + count - 1 of the walk's order.
+
+    The graph keeps no record of which Module made a node, but the walk visits nodes newest first,
+    so each step of a loop is one stretch of the walk: a run with period p is where signature i
+    equals signature i + p. The longest runs are taken first (of equal ones the shortest period:
+    the step, not two steps), then shorter ones in what is left, but not a run whose nodes are
+    mostly runs of shorter, more often repeated steps (those are the groups); runs under
+    GROUP_NODES are no group."""
+    codes = np.unique(np.array([json.dumps(s) for s in signatures]), return_inverse=True)[1].ravel()
+    runs = []  # (nodes covered, period, first)
+    for period in range(1, min(LONGEST_STEP, len(codes) // 2) + 1):
+        same = np.concatenate([[False], codes[period:] == codes[:-period], [False]])
+        bounds = np.flatnonzero(np.diff(same.astype(np.int8)))  # where each stretch of equal pairs starts and ends
+        for first, end in zip(bounds[::2], bounds[1::2]):
+            steps = (end - first + period) // period  # end - first equal pairs: that many nodes past the first step
+            if steps >= 2 and steps * period >= GROUP_NODES:
+                runs.append((int(steps * period), period, int(first)))
+    taken = np.zeros(len(codes), bool)
+    groups = []
+    for count, period, first in sorted(runs, key=lambda run: (-run[0], run[1], run[2])):
+        if not taken[first:first + count].any() and not _made_of_shorter_runs(runs, count, period, first):
+            taken[first:first + count] = True
+            groups.append(dict(first=first, count=count, steps=count // period, period=period,
+                               collapsed=bool(count > COLLAPSED)))
+    return sorted(groups, key=lambda group: group["first"])
+
+
+def _made_of_shorter_runs(runs, count, period, first):
+    """Whether runs of shorter, more often repeated steps cover 9/10 of this run: a bidirectional
+    encoder's walk repeats (one direction's steps) twice, and its groups are each direction's steps,
+    not the two directions; two Transformer layers stay two layers, not their sublayers."""
+    covered = np.zeros(count, bool)
+    for other_count, other_period, other_first in runs:
+        if other_period < period and other_count // other_period > count // period:
+            covered[max(other_first - first, 0):max(other_first + other_count - first, 0)] = True
+    return covered.sum() >= 0.9 * count
 
 
 def _cells_per_array(count):
