@@ -7,14 +7,14 @@ import pathlib
 PACKAGE = pathlib.Path(__file__).parent.parent / "tinyattn"
 
 
-def _module_name(path):
+def module_name(path):
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports():
+def import_graph():
     """{module: set of tinyattn modules it imports at import time}, read from the source (ast)."""
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -73,7 +73,7 @@ def test_the_engine_is_a_dozen_files():
 
 
 def test_the_only_import_circle_is_tensor_function_and_the_rules():
-    circles = _circles(_imports())
+    circles = _circles(import_graph())
     assert len(circles) <= 1, f"{len(circles)} import circles: {circles}"
     for circle in circles:
         assert "tinyattn.autograd.tensor" in circle and "tinyattn.autograd.function" in circle, circle

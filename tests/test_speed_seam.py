@@ -1,8 +1,7 @@
 """The speed seam and the layers' imports: every block runs through the blocks table (ops/blocks.py),
 whose table in force is the references under ta.fused(False) and the fused nodes otherwise, per
-thread; no layer or model asks which form runs or imports a fused node; nothing in tinyattn/nn sits
-in an import circle or needs a late import."""
-import ast
+thread; no layer or model asks which form runs or imports a fused node (import circles and late
+imports: test_house.py)."""
 import pathlib
 import threading
 
@@ -12,80 +11,11 @@ import tinyattn as ta
 import tinyattn.nn as nn
 from tinyattn.ops import blocks
 
+from .test_house import import_graph, module_name
+
 ROOT = pathlib.Path(__file__).parent.parent
 PACKAGE = ROOT / "tinyattn"
-
-
-def _module_name(path):
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _imports(path):
-    """The tinyattn modules `path` imports at its top level (a `from package import name` names the
-    submodule where one exists, else the package)."""
-    name = _module_name(path)
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    found = set()
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.startswith("tinyattn")}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
-            if not base.startswith("tinyattn"):
-                continue
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                is_module = (ROOT / sub.replace(".", "/")).with_suffix(".py").exists() or (ROOT / sub.replace(".", "/")).is_dir()
-                found.add(sub if is_module else base)
-    return found
-
-
-def _import_graph():
-    return {_module_name(path): _imports(path) for path in PACKAGE.rglob("*.py")}
-
-
-def _circles(graph):
-    """The strongly connected components of more than one module (Tarjan's algorithm)."""
-    index, low, stack, on_stack, circles = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = set()
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.add(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                circles.append(component)
-
-    for v in graph:
-        if v not in index:
-            visit(v)
-    return circles
-
-
-def test_no_import_circle_holds_a_module_of_nn():
-    for circle in _circles(_import_graph()):
-        assert not any(name.startswith("tinyattn.nn") for name in circle), sorted(circle)
-
-
-def test_nn_and_the_package_need_no_late_import():
-    for path in [PACKAGE / "__init__.py", *(PACKAGE / "nn").rglob("*.py")]:
-        assert "noqa: E402" not in path.read_text(), path.relative_to(ROOT)
+IMPORTS = import_graph()
 
 
 def test_layers_and_models_never_ask_which_form_runs_nor_import_a_fused_node():
@@ -95,7 +25,8 @@ def test_layers_and_models_never_ask_which_form_runs_nor_import_a_fused_node():
                 continue
             source = path.read_text()
             assert "is_fused" not in source, path.relative_to(ROOT)
-            assert not any(name.startswith("tinyattn.nn.fused") for name in _imports(path)), path.relative_to(ROOT)
+            imported = IMPORTS[module_name(path)]
+            assert not any(name.startswith("tinyattn.nn.fused") for name in imported), path.relative_to(ROOT)
 
 
 def test_the_table_in_force_is_the_references_when_fused_is_off_and_the_fused_nodes_otherwise():
