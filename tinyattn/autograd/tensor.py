@@ -719,24 +719,8 @@ class Tensor(InPlaceOps, HookMethods):
         dtype: a float target keeps the gradient flowing back. PyTorch's device arguments, as
         x.to("cpu"), x.to("cpu", ta.float64), x.to(device=...): "cpu" (the only device) changes
         nothing; "cuda" and other devices are a RuntimeError saying tinyattn runs on the CPU."""
-        for arg in args:
-            if isinstance(arg, Tensor):
-                dtype = arg.dtype
-            elif _is_device(arg):
-                device = arg
-            else:
-                dtype = arg
-        if len(args) > 2:
-            raise TypeError(f"to: takes a device and/or a dtype, got {len(args)} arguments {args}")
-        on_the_cpu(device, "to")
-        if dtype is None:
-            return self
-        try:
-            dtype = np.dtype(dtype)
-        except TypeError:
-            raise TypeError(f"to: {dtype!r} is not a dtype or a device; use ta.float32, ta.float64, ta.int64, "
-                            "ta.bool or 'cpu'") from None
-        if dtype == self.data.dtype:
+        dtype = target_dtype("to", args, device, dtype)
+        if dtype is None or dtype == self.data.dtype:
             return self
         if dtype.kind == "f" and self.data.dtype.kind == "f":
             return rules_elementwise.Cast.apply(self, dtype)
@@ -877,6 +861,29 @@ _DEVICE = re.compile(r"(cpu|cuda|mps|xpu|xla|hip|hpu|meta|mtia|ipu|vulkan|lazy)(
 
 def _is_device(arg):
     return _DEVICE.fullmatch(str(arg)) is not None and not isinstance(arg, np.dtype)
+
+
+def target_dtype(op, args, device=None, dtype=None):
+    """The numpy dtype that PyTorch's .to(...) arguments ask for (None: keep it): a device and/or a
+    dtype, positional or by keyword, or a tensor whose dtype to take; a device other than the CPU is
+    refused (on_the_cpu). Tensor.to and Module.to read their arguments here."""
+    if len(args) > 2:
+        raise TypeError(f"{op}: takes a device and/or a dtype, got {len(args)} arguments {args}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif _is_device(arg):
+            device = arg
+        else:
+            dtype = arg
+    on_the_cpu(device, op)
+    if dtype is None:
+        return None
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{op}: {dtype!r} is not a dtype or a device; use ta.float32, ta.float64, ta.int64, "
+                        "ta.bool or 'cpu'") from None
 
 
 def on_the_cpu(device, op):

@@ -14,9 +14,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..autograd.tensor import Tensor, on_the_cpu
+from ..autograd.tensor import Tensor, target_dtype
 
-DEVICES = ("cpu", "cuda", "mps", "xpu", "meta")  # the names PyTorch code passes to .to()
 
 
 class Parameter(Tensor):
@@ -231,19 +230,9 @@ class Module:
 
         Only float dtypes (as PyTorch's). tinyattn runs on the CPU: "cpu" changes nothing, any other
         device is an error; non_blocking is accepted and means nothing here."""
-        for arg in args:
-            if isinstance(arg, str) and arg.split(":")[0] in DEVICES:
-                device = arg
-            else:
-                dtype = getattr(arg, "dtype", arg) if hasattr(arg, "requires_grad") else arg  # a tensor: its dtype
-        on_the_cpu(device, f"{type(self).__name__}.to")
+        dtype = target_dtype(f"{type(self).__name__}.to", args, device, dtype)
         if dtype is None:
             return self
-        try:
-            dtype = np.dtype(dtype)
-        except TypeError:
-            raise TypeError(f"{type(self).__name__}.to: {dtype!r} is neither a device nor a dtype; "
-                            "use ta.float32 or ta.float64") from None
         if dtype.kind != "f":
             raise TypeError(f"{type(self).__name__}.to: parameters can only be float (as PyTorch's Module.to), "
                             f"got {dtype}; use ta.float32 or ta.float64")
