@@ -12,7 +12,7 @@ import tinyattn.nn.functional as F
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("expr", ["mul", "rmul", "div", "mean_mul"])
+@pytest.mark.parametrize("expr", ["mul", "rmul", "div", "mean_mul", "index_mul", "norm_mul", "lerp", "rdiv"])
 def test_compile_scalar_loss_times_python_number(dtype, expr):
     """loss * 0.5, 2 * loss, loss / accum_steps on a 0-d loss: eager works, the compiled
     step's first call dies with "AttributeError: 'numpy.float32' object has no attribute 'reg'"."""
@@ -21,7 +21,9 @@ def test_compile_scalar_loss_times_python_number(dtype, expr):
     def step(x):
         base = (w * x).mean() if expr == "mean_mul" else (w * x).sum()
         loss = {"mul": lambda: base * 2.0, "rmul": lambda: 2 * base,
-                "div": lambda: base / 4, "mean_mul": lambda: base * 3.0}[expr]()
+                "div": lambda: base / 4, "mean_mul": lambda: base * 3.0,
+                "index_mul": lambda: (w * x)[0] * 3, "norm_mul": lambda: (w * x).norm() * 3,
+                "lerp": lambda: base.lerp(base * base, 0.25) * 2, "rdiv": lambda: 1 / (base + 1)}[expr]()
         loss.backward()
         return loss
 

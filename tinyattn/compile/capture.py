@@ -91,7 +91,10 @@ class Recorder:
         self.ids[id(value)] = (reg, value)
 
     def follow(self, array):
-        """A Traced view of `array` in a new register (the plain array maps to it too)."""
+        """A Traced view of `array` in a new register (the plain array maps to it too). A numpy
+        scalar (what 0-d arithmetic such as g * 0.5 gives) is followed as a 0-d array."""
+        if isinstance(array, np.generic):
+            array = np.asarray(array)
         view = array.view(Traced)
         view.reg = self.new_reg(array)
         self.alias(view.reg, view)
