@@ -10,7 +10,7 @@ original back; outside a capture nothing here runs and the engine never knows it
                                    the base a new history (CopySlices) and renews older views of
                                    it when backward reaches them, which the capture cannot follow
     ops/arrays.py's functions      a kernel call with a followed array: one instruction
-    Module.__call__                which modules ran (their train/eval switch is guarded)
+    Module.__call__                which modules ran (their train/eval switch and attributes are guarded)
     Optimizer.step/zero_grad, Module.zero_grad, a schedule's step   run now, called again at replay
     tinyattn's generator           every draw (dropout masks) drawn again at replay
     np.asarray, np.array, np.ascontiguousarray   keep a followed array followed
@@ -93,7 +93,7 @@ def _seam_backward(self, grad=None, retain_graph=False):
 
 def _seam_module_call(self, *args, **kwargs):
     if _active is not None and id(self) not in _active.modules:
-        _active.modules[id(self)] = (self, self.training)  # as the module found it when called
+        _active.modules[id(self)] = (self, self.training, _traced.module_state(self))  # as it was when called
     return _module_call(self, *args, **kwargs)
 
 
