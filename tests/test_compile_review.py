@@ -262,3 +262,23 @@ def test_compile_zero_grad_set_to_none_false_is_replayed():
             f(ta.tensor(np.full((4, 3), float(i), dtype=np.float32)))
     messages = [str(w.message) for w in caught]
     assert not any("runs eagerly" in s for s in messages), messages
+    assert "replayed 2" in f.explain()
+
+
+def test_compile_eager_warning_names_what_changed_in_words():
+    """The warning for an array the step made for itself names it in words, not as an object's repr."""
+    w = ta.tensor(np.ones(3), requires_grad=True)
+    numbers = iter(range(10))
+
+    def step(x):
+        loss = (w * x * ta.tensor(np.full(3, float(next(numbers))))).sum()
+        loss.backward()
+        return loss
+    f = ta.compile(step)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(3):
+            w.grad = None
+            f(ta.tensor(np.ones(3)))
+    messages = [str(c.message) for c in caught if "runs eagerly" in str(c.message)]
+    assert messages and not any(" object at 0x" in m for m in messages), messages

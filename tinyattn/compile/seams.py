@@ -52,7 +52,7 @@ _schedule_step = _Schedule.step
 _module_call = Module.__call__
 _register_hook, _retain_grad = Tensor.register_hook, Tensor.retain_grad
 _change_in_place = InPlaceOps._change_in_place
-_np_asarray, _np_array, _np_contiguous = np.asarray, np.array, np.ascontiguousarray
+_np_asarray, np_array, _np_contiguous = np.asarray, np.array, np.ascontiguousarray
 
 
 def deactivate():
@@ -194,7 +194,7 @@ def install(recorder):
     recorder.arrays = {name: f for name, f in vars(_arrays).items() if callable(f) and not name.startswith("_")}
     for name, function in recorder.arrays.items():
         setattr(_arrays, name, _array_seam(name, function))
-    np.asarray, np.array = _seam_asarray, _seam_converter(_np_array)
+    np.asarray, np.array = _seam_asarray, _seam_converter(np_array)
     np.ascontiguousarray = _seam_converter(_np_contiguous)
     _active = _traced.recorder = recorder
     Function.apply = classmethod(_seam_apply)
@@ -217,7 +217,7 @@ def remove(recorder):
         setattr(np, name, _new_originals[name])
     for name, function in recorder.arrays.items():
         setattr(_arrays, name, function)
-    np.asarray, np.array, np.ascontiguousarray = _np_asarray, _np_array, _np_contiguous
+    np.asarray, np.array, np.ascontiguousarray = _np_asarray, np_array, _np_contiguous
     _active = _traced.recorder = None
     Function.apply = classmethod(original_apply)
     Tensor.backward = _tensor_backward

@@ -213,8 +213,9 @@ def first_difference(a, b):
 
 def _describe(plan, index):
     ins = plan.code[min(index, len(plan.code) - 1)]
-    what = getattr(ins[1], "__name__", ins[1]) if ins[0] != "leaf" else "a gradient"
-    return f"{ins[0]} {what} at {plan.wheres[min(index, len(plan.wheres) - 1)]}"
+    what = {"leaf": "a gradient added into a .grad", "grad": "a tensor's .grad read after backward",
+            "live": "a parameter's array"}.get(ins[0]) or f"{ins[0]} {getattr(ins[1], '__name__', ins[1])}"
+    return f"{what} at {plan.wheres[min(index, len(plan.wheres) - 1)]}"
 
 
 # --- what the step reads from outside: its closure variables and the globals its code names ----
