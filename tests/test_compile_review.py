@@ -282,3 +282,50 @@ def test_compile_eager_warning_names_what_changed_in_words():
             f(ta.tensor(np.ones(3)))
     messages = [str(c.message) for c in caught if "runs eagerly" in str(c.message)]
     assert messages and not any(" object at 0x" in m for m in messages), messages
+
+
+KL_WEIGHT = 0.0          # globals a step reads by name: guarded (their value, or which tensor they are)
+CLASS_SCALE = ta.tensor(np.float32(1.0))
+
+
+def _global_step(m, opt):
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x) * CLASS_SCALE, y) * (1.0 + KL_WEIGHT)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+@pytest.mark.parametrize("rebind", ["float", "tensor"])
+def test_compile_global_read_by_the_step_changed_after_the_captures(rebind):
+    """A global float (a schedule's weight) or a global tensor rebound once, after the plan is
+    confirmed: the replay is abandoned and the step captured again for the new value."""
+    global KL_WEIGHT, CLASS_SCALE
+
+    def run(compiled):
+        global KL_WEIGHT, CLASS_SCALE
+        KL_WEIGHT, CLASS_SCALE = 0.0, ta.tensor(np.float32(1.0))
+        ta.manual_seed(0)
+        m = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 3))
+        opt = ta.optim.SGD(m.parameters(), lr=0.1)
+        step = ta.compile(_global_step(m, opt)) if compiled else _global_step(m, opt)
+        losses = []
+        for i in range(8):
+            r = np.random.RandomState(i)
+            if i == 4:
+                if rebind == "float":
+                    KL_WEIGHT = 0.5
+                else:
+                    CLASS_SCALE = ta.tensor(np.float32(3.0))
+            losses.append(step(ta.tensor(r.randn(8, 5).astype(np.float32)), ta.tensor(r.randint(0, 3, 8))).item())
+        return losses, [p.data.copy() for p in m.parameters()], step
+    try:
+        *eager, _ = run(False)
+        *compiled, step = run(True)
+    finally:
+        KL_WEIGHT, CLASS_SCALE = 0.0, ta.tensor(np.float32(1.0))
+    _assert_same(eager, compiled)
+    entry, = step.entries.values()
+    assert entry.replays >= 4 and entry.refused is None  # replayed before the change and after it
