@@ -81,10 +81,8 @@ class GetItem(Function):
             y = x[index]
         except IndexError as error:
             raise IndexError(f"getitem on a tensor of shape {x.shape}: {error}") from None
-        if advanced or y.ndim or np.may_share_memory(y, x):
-            return y
         # one element: numpy copies it out (a scalar, or a 0-d array under ta.compile); PyTorch's is a view
-        return x[index + (...,) if isinstance(index, tuple) else (index, ...)]
+        return y if advanced or y.ndim or np.may_share_memory(y, x) else x[index + (...,) if isinstance(index, tuple) else (index, ...)]
 
     @staticmethod
     def backward(ctx, g):
