@@ -376,12 +376,18 @@ def bump(tensor):
         producer.changed_outputs += ((tensor.data, changed),)
 
 
+def _owner(array):
+    """The array that owns `array`'s memory (numpy's chain of bases; a view of a view of a
+    subclass, as ta.compile's capture makes, is two links from it)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
 def share_with_view(view, base):
     """Give `view` the counter of `base` when its array reads base's memory (a view, or the
     very same array, as detach() hands on)."""
-    owner = view.data.base  # numpy points a view's base at the array that owns the memory
-    if view is not base and (view.data is base.data or
-                             owner is not None and (owner is base.data or owner is base.data.base)):
+    if view is not base and _owner(view.data) is _owner(base.data):
         shared = view._versions = counter(base)
         shared.shared = True
     return view

@@ -81,7 +81,8 @@ class GetItem(Function):
             y = x[index]
         except IndexError as error:
             raise IndexError(f"getitem on a tensor of shape {x.shape}: {error}") from None
-        return y if isinstance(y, np.ndarray) or advanced else x[index + (...,) if isinstance(index, tuple) else (index, ...)]
+        # one element: numpy copies it out (a scalar, or a 0-d array under ta.compile); PyTorch's is a view
+        return y if advanced or y.ndim or np.may_share_memory(y, x) else x[index + (...,) if isinstance(index, tuple) else (index, ...)]
 
     @staticmethod
     def backward(ctx, g):

@@ -70,6 +70,7 @@ class Recorder:
         self.backwarded = set()  # node registers whose backward ran
         self.saved_bytes = {}    # node register -> bytes of the arrays it saved that are no register
         self.leaves = []     # tensors whose .grad the plan writes
+        self.to_leaves = set()  # id() of the gradients a "leaf" instruction adds into a leaf's .grad
         self.depth = 0       # > 0 inside an op, an optimiser step...: nothing inside is recorded
         self.side_effect = False  # an optimiser step ran: a guard after it could not be undone
         self.doing = "the step"   # what is being recorded, for messages
@@ -91,7 +92,10 @@ class Recorder:
         self.ids[id(value)] = (reg, value)
 
     def follow(self, array):
-        """A Traced view of `array` in a new register (the plain array maps to it too)."""
+        """A Traced view of `array` in a new register (the plain array maps to it too). A numpy
+        scalar (what 0-d arithmetic such as g * 0.5 gives) is followed as a 0-d array."""
+        if isinstance(array, np.generic):
+            array = np.asarray(array)
         view = array.view(Traced)
         view.reg = self.new_reg(array)
         self.alias(view.reg, view)
@@ -254,6 +258,7 @@ class Recorder:
         for arg, grad, need in zip(node.args, out, node.needs_input_grad):
             if need and grad is not None and isinstance(arg, Tensor) and arg.is_leaf:
                 self.leaves.append(arg)
+                self.to_leaves.add(id(grad))
                 self.emit("leaf", self.leaf_ref(arg), grad.reg)
         return out
 
@@ -287,6 +292,10 @@ class Recorder:
         if rule:
             raise Refused(f"an op's {rule} ran without passing Function.apply's seam: an `apply` saved before the "
                           "capture (f = Fn.apply) is not seen; call Fn.apply(...) where the op is used")
+        if function is seams.np_array and args and id(args[0]) in self.to_leaves:
+            # the walk copying a gradient into a leaf's .grad that was None: the "leaf" instruction does it
+            # (and the .grad is followed after backward as when the walk adds into one: the same capture)
+            return function(*plain(args), **plain(kwargs))
         out = kwargs.get("out")
         if out is not None:
             targets = out if isinstance(out, tuple) else (out,)

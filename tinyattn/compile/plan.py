@@ -16,7 +16,7 @@ from ..autograd import creation as _rng
 from ..autograd.tensor import wrap
 from .capture import Live, Out, Reg
 from .codegen import generate
-from .traced import Refused
+from .traced import MISSING, Refused, alike, unchanged
 
 
 class GuardFailed(Exception):
@@ -122,6 +122,7 @@ class Plan:
         self.code, self.wheres = recorder.code, recorder.wheres
         self.inputs = [(position, kind, reg) for position, kind, reg, _ in recorder.inputs]
         self.modules = list(recorder.modules.values())
+        self.outside = recorder.outside
         self.live = [(t, t.data.shape, t.data.dtype, t.requires_grad) for t in recorder.live.values()]
         self.result = result
         self.registers = registers
@@ -151,10 +152,17 @@ class Plan:
         self.dead, self.written = dead, written
 
     def check_entry(self):
-        """The guards on what lives outside the step: modules' train/eval switch, parameters."""
-        for module, training in self.modules:
+        """The guards on what lives outside the step: modules' train/eval switch and attributes (which
+        parameter is the weight, Dropout.p), the closure variables and globals fn reads, parameters."""
+        for module, training, state in self.modules:
             if module.training != training:
                 raise GuardFailed(f"{type(module).__name__} is in {'train' if module.training else 'eval'} mode now")
+            for name, kept in state:
+                if not unchanged(kept, module.__dict__.get(name, MISSING)):
+                    raise GuardFailed(f"{type(module).__name__}.{name} changed")
+        for name, read, kept in self.outside:
+            if not unchanged(kept, read()):
+                raise GuardFailed(f"{name}, which the step reads from outside, changed")
         for tensor, shape, dtype, requires_grad in self.live:
             data = tensor.data
             if data.shape != shape or data.dtype != dtype or tensor.requires_grad != requires_grad:
@@ -230,6 +238,14 @@ def _has_out(template):
     if template.__class__ in (tuple, list):
         return any(_has_out(t) for t in template)
     return template.__class__ is dict and any(_has_out(t) for t in template.values())
+
+
+def same_outside(a, b):
+    """Two captures found the same world outside the step: modules (train/eval, attributes), closure, globals."""
+    return (len(a.modules) == len(b.modules) and len(a.outside) == len(b.outside)
+            and all(m is n and t == u and len(s) == len(z) and all(k == j and alike(x, y) for (k, x), (j, y) in zip(s, z))
+                    for (m, t, s), (n, u, z) in zip(a.modules, b.modules))
+            and all(k == j and alike(x, y) for (k, _, x), (j, _, y) in zip(a.outside, b.outside)))
 
 
 def same(a, b):

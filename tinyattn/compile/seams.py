@@ -6,8 +6,11 @@ original back; outside a capture nothing here runs and the engine never knows it
     Function.apply                 every op's forward
     Tensor.backward                refuses retain_graph=True and ta.autograd.trace; follows .grad after
     Tensor.register_hook/retain_grad   refused: a replay runs no hooks
+    Tensor's in-place changes      refused in the graph through a view (x[:, 0].mul_(2)): that gives
+                                   the base a new history (CopySlices) and renews older views of
+                                   it when backward reaches them, which the capture cannot follow
     ops/arrays.py's functions      a kernel call with a followed array: one instruction
-    Module.__call__                which modules ran (their train/eval switch is guarded)
+    Module.__call__                which modules ran (their train/eval switch and attributes are guarded)
     Optimizer.step/zero_grad, Module.zero_grad, a schedule's step   run now, called again at replay
     tinyattn's generator           every draw (dropout masks) drawn again at replay
     np.asarray, np.array, np.ascontiguousarray   keep a followed array followed
@@ -17,6 +20,7 @@ import numpy as np
 
 from ..autograd import creation as _rng, engine as _walk
 from ..autograd.function import Function
+from ..autograd.inplace import InPlaceOps
 from ..autograd.tensor import Tensor
 from ..nn.module import Module
 from ..ops import arrays as _arrays
@@ -47,7 +51,8 @@ _step, _zero_grad, _module_zero_grad = Optimizer.step, Optimizer.zero_grad, Modu
 _schedule_step = _Schedule.step
 _module_call = Module.__call__
 _register_hook, _retain_grad = Tensor.register_hook, Tensor.retain_grad
-_np_asarray, _np_array, _np_contiguous = np.asarray, np.array, np.ascontiguousarray
+_change_in_place = InPlaceOps._change_in_place
+_np_asarray, np_array, _np_contiguous = np.asarray, np.array, np.ascontiguousarray
 
 
 def deactivate():
@@ -88,8 +93,21 @@ def _seam_backward(self, grad=None, retain_graph=False):
 
 def _seam_module_call(self, *args, **kwargs):
     if _active is not None and id(self) not in _active.modules:
-        _active.modules[id(self)] = (self, self.training)  # as the module found it when called
+        _active.modules[id(self)] = (self, self.training, _traced.module_state(self))  # as it was when called
     return _module_call(self, *args, **kwargs)
+
+
+def _seam_change_in_place(self, op, out_of_place, *others):
+    """An in-place change that rewrote the history of memory views share (inplace.py notes it in the
+    shared counter's rewrites): made, as eager makes it; the rest of the step runs eagerly."""
+    before = 0 if self._versions is None else len(self._versions.rewrites)
+    result = _change_in_place(self, op, out_of_place, *others)
+    if _active is not None and not _active.depth and self._versions is not None \
+            and len(self._versions.rewrites) > before:
+        _active.stop(f"{op} changed in place, in the graph, a tensor that views share (a change through a view "
+                     "such as x[:, 0].mul_(2), or of a tensor a view was taken from): the history it rewrites "
+                     "(CopySlices, views renewed in backward) is not captured")
+    return result
 
 
 def _refusing(method, why):
@@ -176,7 +194,7 @@ def install(recorder):
     recorder.arrays = {name: f for name, f in vars(_arrays).items() if callable(f) and not name.startswith("_")}
     for name, function in recorder.arrays.items():
         setattr(_arrays, name, _array_seam(name, function))
-    np.asarray, np.array = _seam_asarray, _seam_converter(_np_array)
+    np.asarray, np.array = _seam_asarray, _seam_converter(np_array)
     np.ascontiguousarray = _seam_converter(_np_contiguous)
     _active = _traced.recorder = recorder
     Function.apply = classmethod(_seam_apply)
@@ -186,6 +204,7 @@ def install(recorder):
     Module.zero_grad = lambda self, *a, **k: recorder.call(_module_zero_grad.__get__(self), *a, **k)
     _Schedule.step = lambda self: recorder.call(_schedule_step.__get__(self))
     Module.__call__ = _seam_module_call
+    InPlaceOps._change_in_place = _seam_change_in_place
     Tensor.register_hook = _refusing(_register_hook, "a hook (register_hook): a replay runs no hooks")
     Tensor.retain_grad = _refusing(_retain_grad, "retain_grad(): a replay keeps no intermediate gradients")
     recorder.generator = _rng._generator
@@ -198,13 +217,14 @@ def remove(recorder):
         setattr(np, name, _new_originals[name])
     for name, function in recorder.arrays.items():
         setattr(_arrays, name, function)
-    np.asarray, np.array, np.ascontiguousarray = _np_asarray, _np_array, _np_contiguous
+    np.asarray, np.array, np.ascontiguousarray = _np_asarray, np_array, _np_contiguous
     _active = _traced.recorder = None
     Function.apply = classmethod(original_apply)
     Tensor.backward = _tensor_backward
     Optimizer.step, Optimizer.zero_grad, Module.zero_grad = _step, _zero_grad, _module_zero_grad
     _Schedule.step = _schedule_step
     Module.__call__ = _module_call
+    InPlaceOps._change_in_place = _change_in_place
     Tensor.register_hook, Tensor.retain_grad = _register_hook, _retain_grad
     if isinstance(_rng._generator, _Draws):
         _rng._generator = recorder.generator

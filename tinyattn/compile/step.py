@@ -25,8 +25,8 @@ from ..ops.blocks import is_fused
 from ..ops import get_backend
 from . import seams
 from .capture import Out, Recorder, Reg
-from .traced import Refused
-from .plan import GuardFailed, Plan, same
+from .traced import MISSING, Refused, Traced, alike, seen
+from .plan import GuardFailed, Plan, same, same_outside
 
 MAX_PLANS = 8
 MAX_SIGNATURES = 64  # past this many input signatures a new one runs eagerly (torch.compile's cache_size_limit)
@@ -94,6 +94,7 @@ class CompiledStep:
 
     def _capture(self, entry, args, kwargs, leaves):
         recorder = Recorder()
+        recorder.outside = [(name, read, seen(read())) for name, read in outside_reads(self.fn)]
         args, kwargs = _hand_in(recorder, (args, kwargs), leaves)
         seams.install(recorder)
         result = None
@@ -102,6 +103,7 @@ class CompiledStep:
             if not recorder.refused:
                 template = _result(recorder, result)
                 _after_a_step(recorder)
+                _set_by_modules(recorder)
         except Refused as why:  # found after fn returned
             recorder.refused = str(why)
         finally:
@@ -123,8 +125,8 @@ class CompiledStep:
     def _file(self, entry, plan):
         """Confirm the plan against an earlier capture of the same values read, or keep it to compare."""
         for earlier in entry.pending:
-            if earlier.modules != plan.modules:  # another train/eval setting: another path, not a change
-                continue
+            if not same_outside(earlier, plan):  # another train/eval setting, Dropout.p, a closure's value...:
+                continue                         # another path, not a change
             where = first_difference(earlier, plan)
             if where is None:
                 entry.pending.remove(earlier)
@@ -139,8 +141,10 @@ class CompiledStep:
         entry.pending.append(plan)
         if len(entry.pending) + len(entry.plans) > MAX_PLANS:
             guards = [plan.wheres[i] for i, ins in enumerate(plan.code) if ins[0] == "guard"]
-            entry.refused = (f"a value read into Python changes from call to call ({', '.join(guards[:3])}); "
-                             f"{MAX_PLANS} captures did not repeat")
+            changing = _changing_outside(entry.pending)
+            entry.refused = (f"{changing} changes from call to call" if changing else
+                             f"a value read into Python changes from call to call ({', '.join(guards[:3])})") + \
+                f"; {MAX_PLANS} captures did not repeat"
             entry.pending, entry.plans = [], []
             self._warn(entry)
 
@@ -186,7 +190,8 @@ def describe(plan, label):
             f"  memory (the arrays the plan computes and the nodes save): planned peak {planned / 2 ** 20:.2f} MB, "
             f"all held at once {everything / 2 ** 20:.2f} MB (a replay without the plan); the eager step's peak "
             "is measured in benchmarks/bench_compiled.py",
-            f"  guards: the signature; train/eval of {len(plan.modules)} module(s); shape, dtype and "
+            f"  guards: the signature; train/eval and attributes of {len(plan.modules)} module(s); "
+            f"{len(plan.outside)} closure variable(s) and global(s) of fn; shape, dtype and "
             f"requires_grad of {len(plan.live)} parameter(s); {len(guards)} value(s) read into Python"
             + "".join(f"\n    {g}" for g in guards[:10])]
 
@@ -209,8 +214,44 @@ def first_difference(a, b):
 
 def _describe(plan, index):
     ins = plan.code[min(index, len(plan.code) - 1)]
-    what = getattr(ins[1], "__name__", ins[1]) if ins[0] != "leaf" else "a gradient"
-    return f"{ins[0]} {what} at {plan.wheres[min(index, len(plan.wheres) - 1)]}"
+    what = {"leaf": "a gradient added into a .grad", "grad": "a tensor's .grad read after backward",
+            "live": "a parameter's array"}.get(ins[0]) or f"{ins[0]} {getattr(ins[1], '__name__', ins[1])}"
+    return f"{what} at {plan.wheres[min(index, len(plan.wheres) - 1)]}"
+
+
+# --- what the step reads from outside: its closure variables and the globals its code names ----
+def outside_reads(fn):
+    """(name, read) for each closure variable of fn and each global its code (and the code of the
+    lambdas and comprehensions in it) names: guarded like a module's attributes (traced.py).
+    torch.compile guards whatever its bytecode trace reads, however deep; here one level (a
+    closure's dict item, yes; a value read inside another function fn calls, no: docs/API.md)."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    reads = [(f"closure variable {name!r}", _cell_reader(cell))
+             for name, cell in zip(code.co_freevars, fn.__closure__ or ())]
+    names, codes = [], [code]
+    while codes:
+        inner = codes.pop()
+        names.extend(inner.co_names)
+        codes.extend(c for c in inner.co_consts if hasattr(c, "co_names"))
+    globals_ = fn.__globals__
+    return reads + [(f"global {name!r}", _global_reader(globals_, name))
+                    for name in dict.fromkeys(names) if name in globals_]
+
+
+def _cell_reader(cell):
+    def read():
+        try:
+            return cell.cell_contents
+        except ValueError:  # not assigned yet
+            return MISSING
+    return read
+
+
+def _global_reader(globals_, name):
+    return lambda: globals_.get(name, MISSING)
 
 
 # --- the step's arguments ---------------------------------------------------------------------
@@ -316,6 +357,36 @@ def _trailing_read(recorder, value):
             recorder.code[index] = ("read",) + ins[1:4]
             return Out("read", index)
     return None
+
+
+def _changing_outside(plans):
+    """What outside the step differs between the first two of these captures (a module's attribute,
+    a closure variable, a global), in words; None if nothing does."""
+    if len(plans) < 2:
+        return None
+    a, b = plans[0], plans[1]
+    for (module, _, state), (_, _, other) in zip(a.modules, b.modules):
+        for (name, x), (_, y) in zip(state, other):
+            if not alike(x, y):
+                return f"{type(module).__name__}.{name}"
+    return next((name for (name, _, x), (_, _, y) in zip(a.outside, b.outside) if not alike(x, y)), None)
+
+
+def _set_by_modules(recorder):
+    """A module attribute set to an array the step computed (nn.keep_attention_weights' last_weights):
+    the replay sets it too, at its end (and does not guard it). One set to a tensor is refused."""
+    for key, (module, training, state) in recorder.modules.items():
+        set_here = []
+        for name, value in vars(module).items():
+            items = value if isinstance(value, (tuple, list)) else (value,)
+            if any(isinstance(v, Tensor) and v.data.__class__ is Traced for v in items):
+                raise Refused(f"{type(module).__name__}.{name} keeps a tensor of the step (as nn.keep_attention_weights "
+                              "does with ta.fused(False)): a replay makes no tensors")
+            if value.__class__ is Traced:
+                recorder.emit("host", setattr, (module, name, recorder.ref(value)), {}, (), (), "none")
+                set_here.append(name)
+        if set_here:
+            recorder.modules[key] = module, training, tuple(item for item in state if item[0] not in set_here)
 
 
 def _after_a_step(recorder):

@@ -128,3 +128,51 @@ def _read(array, convert, *extra):
         except Refused as why:
             recorder.stop(why)
     return convert(array.view(np.ndarray), *extra)
+
+
+# --- values from outside the step that a replay relies on: guards --------------------------------
+# A module's attributes (Dropout.p, which parameter is its weight) and the closure variables and
+# globals of the step's function are read by the captured Python, which a replay does not run.
+# Each is kept as it was at the capture and compared at each replay: numbers and strings by
+# value, a small dict or list by its items (one level deep), anything else as the same object.
+
+BY_VALUE = (bool, int, float, complex, str, type(None))
+SMALL = 64  # a dict or list up to this long is compared item by item; a longer one as the same object
+MISSING = object()  # a closure variable not yet assigned, or a global not defined any more
+
+
+class Items:
+    """A small dict's or list's items as a guard keeps them."""
+    __slots__ = ("kind", "items")
+
+    def __init__(self, value):
+        self.kind, self.items = value.__class__, tuple(value.items() if value.__class__ is dict else value)
+
+
+def seen(value):
+    """`value` as a guard keeps it."""
+    if value.__class__ in (dict, list) and len(value) <= SMALL:
+        return Items(value)
+    return value
+
+
+def unchanged(kept, value):
+    """True if `value` is what `kept` (a seen() value) says it was."""
+    if kept.__class__ is Items:
+        if value.__class__ is not kept.kind or len(value) != len(kept.items):
+            return False
+        if kept.kind is dict:
+            return all(k == key and unchanged(v, item) for (k, v), (key, item) in zip(kept.items, value.items()))
+        return all(unchanged(v, item) for v, item in zip(kept.items, value))
+    return kept is value or kept.__class__ in BY_VALUE and kept.__class__ is value.__class__ and kept == value
+
+
+def alike(a, b):
+    """Two seen() values of two captures are the same."""
+    return unchanged(a, b.kind(b.items) if b.__class__ is Items else b)
+
+
+def module_state(module):
+    """The attributes of a module a replay relies on (its train/eval switch is a guard of its own)."""
+    return tuple((name, seen(value)) for name, value in vars(module).items()
+                 if name not in ("training", "_parameters", "_modules", "_buffers"))
