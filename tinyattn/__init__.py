@@ -55,14 +55,14 @@ from .autograd import (
     where,
     zeros,
     zeros_like,
+    repeat_interleave,
+    std_mean,
 )
-from .autograd.spellings import (  # noqa: A004  (torch.max, torch.sum, ...: PyTorch's names)
-    abs, add, all, any, argmax, argmin, div, exp, log, log_softmax, logical_and, logical_not, logical_or, masked_fill, max,
-    mean, min, mul, neg, norm, permute, pow, relu, reshape, sigmoid, softmax, sqrt, sub, sum, tanh, transpose,
-    unsqueeze,
+from .autograd.spellings import (  # noqa: A004  (torch.max, torch.sum, torch.round, ...: PyTorch's names)
+    abs, acosh, add, all, any, argmax, argmin, asinh, atanh, ceil, cos, cosh, div, exp, exp2, floor, lerp, log, log2,
+    log_softmax, logical_and, logical_not, logical_or, masked_fill, max, mean, min, mul, neg, norm, permute, pow, relu,
+    reshape, round, rsqrt, sigmoid, sign, sin, sinh, softmax, sqrt, sub, sum, tan, tanh, transpose, trunc, unsqueeze,
 )
-from .autograd import (acosh, asinh, atanh, ceil, cos, cosh, exp2, floor, lerp, log2, repeat_interleave,  # noqa: A004
-                       round, rsqrt, sign, sin, sinh, std_mean, tan, trunc)  # the ops of issue 28, torch's names
 from .autograd.dtypes import bool, float16, float32, float64, int32, int64  # noqa: A004  (torch.bool's name)
 from .autograd.spellings import module_getattr
 from . import data, metrics, models, nn, optim, viz  # after the engine they build on
