@@ -36,16 +36,21 @@ class ReplayContext:
         return self._saved
 
 
-def reads(template, into):
-    """Add every register the template reads to `into`."""
-    if isinstance(template, Reg):
-        into.add(template.index)
-    elif template.__class__ in (tuple, list):
+def leaves(template):
+    """The items of a template that are not tuples, lists or dicts (registers, outputs, constants)."""
+    if template.__class__ in (tuple, list):
         for item in template:
-            reads(item, into)
+            yield from leaves(item)
     elif template.__class__ is dict:
         for item in template.values():
-            reads(item, into)
+            yield from leaves(item)
+    else:
+        yield template
+
+
+def reads(template, into):
+    """Add every register the template reads to `into`."""
+    into.update(leaf.index for leaf in leaves(template) if isinstance(leaf, Reg))
     return into
 
 
@@ -207,17 +212,10 @@ def _sizes(values):
 
 
 def result_reads(template, into):
-    """The registers the step's result is rebuilt from: they live to the end."""
-    if isinstance(template, Out):
-        if template.kind == "tensor":
-            into.add(template.index)
-    elif template.__class__ in (tuple, list):
-        for item in template:
-            result_reads(item, into)
-    elif template.__class__ is dict:
-        for item in template.values():
-            result_reads(item, into)
-    return reads(template, into) if isinstance(template, Reg) else into
+    """The registers the step's result is rebuilt from (its registers and tensor outputs): they live to the end."""
+    into.update(leaf.index for leaf in leaves(template)
+                if isinstance(leaf, Reg) or isinstance(leaf, Out) and leaf.kind == "tensor")
+    return into
 
 
 def _render_result(src, template):
