@@ -198,7 +198,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return g * np.where(np.isnan(x), 0, np.sign(x)).astype(x.dtype)  # 0 at NaN too, as PyTorch's sgn
+        return g * sign_zero_at_nan(x)  # 0 at NaN too, as PyTorch's sgn
 
 
 class Exp(Function):
@@ -435,6 +435,11 @@ class Atanh(Function):
 
 
 # --- steps and blends ------------------------------------------------------------------------
+def sign_zero_at_nan(a):
+    """numpy's sign, but 0 at NaN, as PyTorch's sign (and abs's slope), in a's dtype."""
+    return np.where(np.isnan(a), 0, np.sign(a)).astype(a.dtype, copy=False)
+
+
 class Step(Function):
     """y = floor(x), ceil(x), round(x), trunc(x) or sign(x), whichever `step` is: constant between
     its jumps;  dL/dx = 0 (PyTorch's choice at the jumps too, where there is no slope)."""

@@ -498,7 +498,7 @@ class Tensor(InPlaceOps, HookMethods):
     def sign(self):
         """-1, 0 or 1 as x is negative, zero or positive (0 at NaN, as PyTorch), same dtype; zero gradient.
         A bool tensor is its own sign, as PyTorch's."""
-        return wrap(self.data.copy()) if self.data.dtype == np.bool_ else _step(self, _sign)
+        return wrap(self.data.copy()) if self.data.dtype == np.bool_ else _step(self, rules_elementwise.sign_zero_at_nan)
 
     def lerp(self, end, weight):
         """self + weight * (end - self) element-wise (weight a number or a tensor; all broadcast);
@@ -839,13 +839,8 @@ def _step(x, step):
     """floor, ceil, round, trunc or sign of x: the Step node for floats (zero gradient), a plain
     copy of integers (numpy would make them float64; PyTorch keeps the dtype)."""
     if x.data.dtype.kind != "f":
-        return wrap(np.sign(x.data) if step is _sign else x.data.copy())
+        return wrap(np.sign(x.data) if step is rules_elementwise.sign_zero_at_nan else x.data.copy())
     return rules_elementwise.Step.apply(x, step)
-
-
-def _sign(a):
-    """numpy's sign, but 0 at NaN, as PyTorch's."""
-    return np.where(np.isnan(a), 0, np.sign(a))
 
 
 # ---- helpers of the conversions: PyTorch's type and device names ------------------------------
