@@ -116,7 +116,7 @@ def test_unused_output_of_a_two_output_function_gets_a_zero_gradient():
 
         @staticmethod
         def backward(ctx, g_square, g_triple):
-            (x,) = ctx.saved_tensors
+            (x,) = ctx.saved_arrays
             return 2 * x * g_square + 3 * g_triple
 
     x = ta.tensor(np.array([1.0, 2.0]), requires_grad=True)
@@ -216,7 +216,7 @@ def test_summing_a_gradient_never_changes_an_array_a_backward_handed_back():
 
         @staticmethod
         def backward(ctx, g):
-            (saved,) = ctx.saved_tensors
+            (saved,) = ctx.saved_arrays
             return saved
 
     x = ta.tensor(np.array([0.5, -1.0]), requires_grad=True)
@@ -260,3 +260,20 @@ def test_the_drawing_order_is_the_order_the_walk_visits():
         y.backward()
     assert [record.node_id for record in tape] == [id(node) for node in order]
     assert [record.name for record in tape] == ["Sum", "Add", "Mul", "Tanh", "Exp"]
+
+
+def test_ctx_saved_tensors_names_saved_arrays():
+    class Twice(ta.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return 2 * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            ctx.saved_tensors  # PyTorch's spelling: the error says which name holds the arrays
+            return (2 * grad,)
+
+    y = Twice.apply(ta.tensor([1.0], requires_grad=True))
+    with pytest.raises(AttributeError, match="ctx.saved_arrays"):
+        y.sum().backward()

@@ -15,7 +15,7 @@ class WrongSquare(ta.autograd.Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return 3 * x * g
 
 

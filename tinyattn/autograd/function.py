@@ -55,14 +55,20 @@ class Context:
         return tuple(arg for arg, need in zip(self.args, self.needs_input_grad) if need)
 
     def save_for_backward(self, *arrays):
-        """Keep arrays (or anything) for backward, read back as ctx.saved_tensors."""
+        """Keep arrays (or anything) for backward, read back as ctx.saved_arrays."""
         self._saved = arrays
 
     @property
-    def saved_tensors(self):
+    def saved_arrays(self):
         if self.freed:
             raise RuntimeError(_freed_message(self))
         return self._saved
+
+    @property
+    def saved_tensors(self):
+        """PyTorch's name; here the saved things are numpy arrays, so the name is saved_arrays."""
+        raise AttributeError("ctx.saved_tensors: tinyattn's rules save numpy arrays, not tensors; "
+                             "read them back as ctx.saved_arrays")
 
     def release(self):
         """Drop everything backward needed, keeping only the Function (it names the node in an error)."""

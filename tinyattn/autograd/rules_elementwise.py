@@ -74,7 +74,7 @@ class Mul(Function):
 
     @staticmethod
     def backward(ctx, g):
-        b, a = ctx.saved_tensors
+        b, a = ctx.saved_arrays
         shape_a, shape_b = ctx.shapes
         return (unbroadcast(arrays.multiply(g, b), shape_a) if b is not None else None,
                 unbroadcast(arrays.multiply(g, a), shape_b) if a is not None else None)
@@ -94,7 +94,7 @@ class Div(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b, y = ctx.saved_tensors
+        a, b, y = ctx.saved_arrays
         need_a, need_b = ctx.needs_input_grad
         return (unbroadcast(g / b, a.shape) if need_a else None,
                 unbroadcast(-g * y / b, b.shape) if need_b else None)
@@ -130,7 +130,7 @@ class Pow(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         if ctx.p == 0:  # x ** 0 = 1 everywhere: zero gradient (p * x ** -1 would be 0 * inf at x = 0)
             return np.zeros_like(g), None
         p = x.dtype.type(ctx.p)
@@ -156,7 +156,7 @@ class PowTensor(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b, y = ctx.saved_tensors
+        a, b, y = ctx.saved_arrays
         need_a, need_b = ctx.needs_input_grad
         with np.errstate(divide="ignore", invalid="ignore"):  # the NaN and inf PyTorch gives too (log of a < 0)
             grad_a = unbroadcast(np.where(b == 0, 0, g * b * np.power(a, b - 1)), a.shape) if need_a else None
@@ -180,7 +180,7 @@ class PowOfNumber(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, y = ctx.saved_tensors
+        x, y = ctx.saved_arrays
         with np.errstate(invalid="ignore"):  # inf * 0 and log of a negative base: NaN, as in PyTorch
             if ctx.base == 0:
                 return np.where(x >= 0, 0, g * y * x.dtype.type(-np.inf)).astype(g.dtype, copy=False), None
@@ -197,7 +197,7 @@ class Abs(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return g * sign_zero_at_nan(x)  # 0 at NaN too, as PyTorch's sgn
 
 
@@ -212,7 +212,7 @@ class Exp(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
+        (y,) = ctx.saved_arrays
         return g * y
 
 
@@ -226,7 +226,7 @@ class Log(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return g / x
 
 
@@ -241,7 +241,7 @@ class Sqrt(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
+        (y,) = ctx.saved_arrays
         return g / (2 * y)
 
 
@@ -283,7 +283,7 @@ class Rsqrt(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
+        (y,) = ctx.saved_arrays
         return g * y * y * y * -0.5
 
 
@@ -297,7 +297,7 @@ class Log2(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return g / (x * x.dtype.type(np.log(2)))
 
 
@@ -312,7 +312,7 @@ class Exp2(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
+        (y,) = ctx.saved_arrays
         return g * y * y.dtype.type(np.log(2))
 
 
@@ -327,7 +327,7 @@ class Sin(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return g * np.cos(x)
 
 
@@ -341,7 +341,7 @@ class Cos(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return -g * np.sin(x)
 
 
@@ -356,7 +356,7 @@ class Tan(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
+        (y,) = ctx.saved_arrays
         return g * (1 + y * y)
 
 
@@ -370,7 +370,7 @@ class Sinh(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return g * np.cosh(x)
 
 
@@ -384,7 +384,7 @@ class Cosh(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return g * np.sinh(x)
 
 
@@ -398,7 +398,7 @@ class Asinh(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return g / np.sqrt(x * x + 1)
 
 
@@ -413,7 +413,7 @@ class Acosh(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         with np.errstate(divide="ignore", invalid="ignore"):  # inf at x = 1, NaN below: PyTorch's too
             return g / np.sqrt(x * x - 1)
 
@@ -429,7 +429,7 @@ class Atanh(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         with np.errstate(divide="ignore"):
             return g / (1 - x * x)
 
@@ -472,7 +472,7 @@ class Lerp(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a, b, w = ctx.saved_tensors
+        a, b, w = ctx.saved_arrays
         need_a, need_b, need_w = ctx.needs_input_grad
         return (unbroadcast(g * (1 - w), a.shape) if need_a else None,
                 unbroadcast(g * w, b.shape) if need_b else None,
@@ -498,7 +498,7 @@ class Tanh(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
+        (y,) = ctx.saved_arrays
         return g * (1 - y * y)
 
 
@@ -513,7 +513,7 @@ class Sigmoid(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
+        (y,) = ctx.saved_arrays
         return g * y * (1 - y)
 
 
@@ -529,7 +529,7 @@ class Relu(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (positive,) = ctx.saved_tensors
+        (positive,) = ctx.saved_arrays
         return grad_where(positive, g)
 
 
@@ -544,7 +544,7 @@ class Hardtanh(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (inside,) = ctx.saved_tensors
+        (inside,) = ctx.saved_arrays
         return g * inside, None, None
 
 
@@ -559,7 +559,7 @@ class Hardswish(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (x,) = ctx.saved_tensors
+        (x,) = ctx.saved_arrays
         return g * np.where(x <= -3, 0, np.where(x < 3, (2 * x + 3) / 6, 1))
 
 
@@ -575,7 +575,7 @@ class Mish(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x, t = ctx.saved_tensors
+        x, t = ctx.saved_arrays
         return g * (t + x * arrays.sigmoid(x) * (1 - t * t))
 
 

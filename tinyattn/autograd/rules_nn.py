@@ -51,7 +51,7 @@ class MatMul(Function):
 
     @staticmethod
     def backward(ctx, g):
-        a2, b2 = ctx.saved_tensors
+        a2, b2 = ctx.saved_arrays
         shape_a, shape_b = ctx.shapes
         need_a, need_b = ctx.needs_input_grad
         # Give g back the axes that 1-D operands dropped, so it is (..., n, m) again.
@@ -99,7 +99,7 @@ class Softmax(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors  # kept with the softmax axis last
+        (y,) = ctx.saved_arrays  # kept with the softmax axis last
         return _along(ctx.axis, lambda g_last: arrays.softmax_backward(y, g_last), g), None, None
 
 
@@ -146,7 +146,7 @@ class CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        log_probs, safe_target, kept, weight = ctx.saved_tensors
+        log_probs, safe_target, kept, weight = ctx.saved_arrays
         shape, share, reduction, smoothing = ctx.meta
         rows, grad = np.arange(safe_target.size), np.exp(log_probs)
         if weight is None:
@@ -192,7 +192,7 @@ class ProbabilityCrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        log_probs, weighted, weight = ctx.saved_tensors
+        log_probs, weighted, weight = ctx.saved_arrays
         shape, rows, reduction, smoothing = ctx.meta
         per_row = (g.reshape(-1) if reduction == "none" else np.broadcast_to(g / rows if reduction == "mean" else g,
                                                                              log_probs.shape[:1]))[:, None]
@@ -266,7 +266,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
+        (y,) = ctx.saved_arrays
         return _along(ctx.axis, arrays.log_softmax_backward, y, g), None
 
 
@@ -375,7 +375,7 @@ class Einsum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        arrays = ctx.saved_tensors
+        arrays = ctx.saved_arrays
         inputs, output, sizes = ctx.meta
         grads = [None]
         for i, (term, array) in enumerate(zip(inputs, arrays)):

@@ -89,7 +89,7 @@ class Max(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (is_max,) = ctx.saved_tensors
+        (is_max,) = ctx.saved_arrays
         axes, kept_shape = ctx.meta
         ties = np.sum(is_max, axis=axes, keepdims=True)
         share = g.reshape(kept_shape) / ties.astype(g.dtype)

@@ -182,7 +182,7 @@ class MaskedFill(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (mask,) = ctx.saved_tensors
+        (mask,) = ctx.saved_arrays
         return rules_elementwise.grad_where(~mask, g), None, None
 
 

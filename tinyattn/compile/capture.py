@@ -180,13 +180,13 @@ class Recorder:
             regs.append(ref.index)
         node_reg = None
         if node is not None:
-            node.save_for_backward(*plain(node.saved_tensors))  # the rule's backward gets plain arrays
+            node.save_for_backward(*plain(node.saved_arrays))  # the rule's backward gets plain arrays
             for name, value in vars(node).items():
                 if value.__class__ is Traced:
                     setattr(node, name, value.view(np.ndarray))
             node_reg = self.new_reg(node)
             self.saved_bytes[node_reg] = sum(  # what the node keeps for backward beyond registers (explain())
-                a.nbytes for a in node.saved_tensors if isinstance(a, np.ndarray) and a.base is None
+                a.nbytes for a in node.saved_arrays if isinstance(a, np.ndarray) and a.base is None
                 and id(a) not in self.ids)
             node.fn = _Backward(cls, self, node_reg)
         self.emit("forward", cls, template, needs, tuple(regs), node_reg,
@@ -215,7 +215,7 @@ class Recorder:
             if not isinstance(self.ref(output.data), Reg):
                 return "an output the capture did not follow"
         if node is not None:
-            kept = list(node.saved_tensors) + list(vars(node).values())
+            kept = list(node.saved_arrays) + list(vars(node).values())
             if any(isinstance(a, np.ndarray) and not isinstance(self.ref(a), Reg) for a in kept):
                 return "an array saved for backward that the capture did not follow"
         return None
@@ -266,7 +266,7 @@ class Recorder:
         """A "ctx" instruction: the inlined forward's ctx (what it saved, what it set) from registers."""
         attributes = {name: self.ref(value) for name, value in vars(node).items() if name not in ENGINE_FIELDS}
         reg = self.new_reg(node)
-        self.emit("ctx", node.needs_input_grad, self.ref(tuple(node.saved_tensors)), attributes, reg)
+        self.emit("ctx", node.needs_input_grad, self.ref(tuple(node.saved_arrays)), attributes, reg)
         return reg
 
     def _traced(self, array):

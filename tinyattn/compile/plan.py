@@ -32,7 +32,7 @@ class ReplayContext:
         self._saved = arrays
 
     @property
-    def saved_tensors(self):
+    def saved_arrays(self):
         return self._saved
 
 

@@ -30,7 +30,7 @@ class GELUFunction(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        x, saved = ctx.saved_tensors
+        x, saved = ctx.saved_arrays
         return arrays.gelu_backward(x, saved, grad, ctx.approximate), None
 
 

@@ -51,7 +51,7 @@ class LinearFunction(Function):
 
     @staticmethod
     def backward(ctx, g):
-        rows, weight = ctx.saved_tensors
+        rows, weight = ctx.saved_arrays
         need_x, need_w, need_b = ctx.needs_input_grad
         g_rows = np.ascontiguousarray(g).reshape(rows.shape[0], weight.shape[0])
         grad_x = arrays.matmul(g_rows, weight).reshape(ctx.x_shape) if need_x else None
@@ -95,7 +95,7 @@ class LayerNormFunction(Function):
 
     @staticmethod
     def backward(ctx, g):
-        x_hat, inv_std, weight = ctx.saved_tensors
+        x_hat, inv_std, weight = ctx.saved_arrays
         other_axes = tuple(range(g.ndim - len(ctx.axes)))
         _, need_w, need_b, _, _ = ctx.needs_input_grad
         grad_x = arrays.layer_norm_backward(g, ctx.axes, x_hat, inv_std, weight)
@@ -144,7 +144,7 @@ class EmbeddingFunction(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (indices,) = ctx.saved_tensors
+        (indices,) = ctx.saved_arrays
         shape, padding_idx = ctx.meta
         grad = arrays.scatter_rows(indices.reshape(-1), g.reshape(-1, shape[1]), shape[0])
         if padding_idx is not None:

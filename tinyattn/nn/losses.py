@@ -27,7 +27,7 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        p, t, log_p, log_not_p = ctx.saved_tensors
+        p, t, log_p, log_not_p = ctx.saved_arrays
         need_p, need_t = ctx.needs_input_grad
         return (g * (p - t) / np.maximum(p * (1 - p), p.dtype.type(1e-12)) if need_p else None,
                 g * (log_not_p - log_p) if need_t else None)

@@ -35,7 +35,7 @@ class AdditiveAttention(Function):
 
     @staticmethod
     def backward(ctx, g_context, g_weights):
-        query_rows, W, v, values, weights, hidden = ctx.saved_tensors
+        query_rows, W, v, values, weights, hidden = ctx.saved_arrays
         d_wq, d_uk, d_v, d_values = additive_attention_backward(g_context, g_weights, weights, hidden, v[0], values)
         B, Tq, h = d_wq.shape
         d_wq_rows = d_wq.reshape(B * Tq, h)

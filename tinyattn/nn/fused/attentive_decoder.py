@@ -93,7 +93,7 @@ class AttentiveGRUDecoder(Function):
 
     @staticmethod
     def backward(ctx, g_states, g_contexts):
-        words, keys, values, v, weight_ih, reads_state, states, contexts = ctx.saved_tensors
+        words, keys, values, v, weight_ih, reads_state, states, contexts = ctx.saved_arrays
         rows = ctx.rows
         T, B, H = contexts.shape[0], states.shape[1], states.shape[2]
         E, h = words.shape[1], reads_state.shape[0] - 3 * H

@@ -47,7 +47,7 @@ class ScaledDotProductAttention(Function):
 
     @staticmethod
     def backward(ctx, g_out, g_weights):
-        q, k, v, weights, dropped, keep = ctx.saved_tensors
+        q, k, v, weights, dropped, keep = ctx.saved_arrays
         dtype = weights.dtype.type
         d_weights = arrays.matmul(g_out, v.swapaxes(-1, -2)) + g_weights
         if keep is not None:

@@ -55,7 +55,7 @@ class GRUSequence(Function):
 
     @staticmethod
     def backward(ctx, g_outputs, g_last):
-        (weight_hh,) = ctx.saved_tensors
+        (weight_hh,) = ctx.saved_arrays
         rows = ctx.rows
         g_outputs_sorted = rows.time_first(g_outputs)
         g_state = rows.sorted(g_last)  # dL/d(the state), carried back step by step (a copy)

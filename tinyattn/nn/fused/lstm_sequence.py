@@ -46,7 +46,7 @@ class LSTMSequence(Function):
 
     @staticmethod
     def backward(ctx, g_outputs, g_h_last, g_c_last):
-        (weight_hh,) = ctx.saved_tensors
+        (weight_hh,) = ctx.saved_arrays
         rows = ctx.rows
         g_outputs_sorted = rows.time_first(g_outputs)
         g_h, g_c = rows.sorted(g_h_last), rows.sorted(g_c_last)  # carried back step by step (copies)

@@ -79,7 +79,7 @@ class GRUStep(Function):
 
     @staticmethod
     def backward(ctx, g):
-        h, w_hh, *saved = ctx.saved_tensors
+        h, w_hh, *saved = ctx.saved_arrays
         keep, has_bias = ctx.meta
         return (*gru_step_backward(g, h, w_hh, saved, has_bias, keep), None)
 
@@ -99,7 +99,7 @@ class LSTMStep(Function):
 
     @staticmethod
     def backward(ctx, grad_h, grad_c):
-        h, c, w_hh, *saved = ctx.saved_tensors
+        h, c, w_hh, *saved = ctx.saved_arrays
         keep, has_bias = ctx.meta
         d_gates, dh, dc_prev, dw, db = lstm_step_backward(grad_h, grad_c, h, c, w_hh, saved, has_bias, keep)
         return d_gates, dh, dc_prev, dw, db, None
