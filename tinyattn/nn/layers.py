@@ -41,7 +41,7 @@ class LinearFunction(Function):
                 f"linear: input {x.shape} has {x.shape[-1] if x.ndim else 0} features on its last axis, "
                 f"the layer expects {weight.shape[1]} (weight {weight.shape})"
             )
-        rows = x.reshape(int(np.prod(x.shape[:-1])), weight.shape[1])  # not -1: no inferring beside a 0
+        rows = x.reshape(math.prod(x.shape[:-1]), weight.shape[1])  # not -1: no inferring beside a 0
         ctx.save_for_backward(rows, weight)
         ctx.x_shape = x.shape
         y = arrays.matmul(rows, weight.T)

@@ -13,6 +13,8 @@ Sums are in x's dtype, as numpy's, and may be reordered (softmax.py's REORDER_SU
 vectorize them. A missing weight or bias is a row of ones or zeros. `axes` are the trailing
 axes (as nn.LayerNorm passes them): a row is everything after the leading axes.
 """
+import math
+
 import numba
 import numpy as np
 
@@ -67,7 +69,7 @@ def _row_of(value, fill, n, dtype):
 def layer_norm(x, axes, weight, bias, eps, out=None):
     """(y, x_hat, inv_std), as the reference; out=(y, x_hat, inv_std) arrays to write them into."""
     lead, dtype = x.shape[:x.ndim - len(axes)], x.dtype
-    n = int(np.prod(x.shape[len(lead):]))
+    n = math.prod(x.shape[len(lead):])
     y, x_hat, inv_std = (None, None, None) if out is None else out
     y, x_hat = out_array(y, x.shape, dtype), out_array(x_hat, x.shape, dtype)
     inv_std = out_array(inv_std, lead + (1,) * len(axes), dtype)
@@ -81,7 +83,7 @@ def layer_norm(x, axes, weight, bias, eps, out=None):
 
 def layer_norm_backward(g, axes, x_hat, inv_std, weight, out=None):
     dtype = g.dtype
-    n = int(np.prod(g.shape[g.ndim - len(axes):]))
+    n = math.prod(g.shape[g.ndim - len(axes):])
     out = out_array(out, g.shape, dtype)
     if n:
         _backward_kernel(_rows(g, n, dtype), _rows(x_hat, n, dtype), _rows(inv_std, 1, dtype).reshape(-1),
