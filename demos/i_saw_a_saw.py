@@ -56,16 +56,17 @@ def build_models(vocab_size, num_tags, embed_dim=32, num_heads=4, hidden_size=64
     return models
 
 
-def train(name, model, data, steps, batch, out_dir, resume, lr=1e-2):
-    """ta.train.fit: progress line, checkpoints in out_dir, exact --resume."""
+def train(name, model, data, steps, batch, out_dir, resume, compile=True, lr=1e-2):
+    """ta.train.fit: progress line, checkpoints in out_dir, exact --resume; a compiled step
+    (ta.compile) unless compile=False."""
     opt = ta.optim.Adam(model.parameters(), lr=lr)
     schedule = ta.optim.StepLR(opt, step_size=max(1, 7 * steps // 10), gamma=0.2)  # finer steps to finish
 
-    def loss_fn(step):
-        tokens, tags, lengths = data.batch(batch)
+    def loss_fn(tokens, tags, lengths):
         return F.cross_entropy(model(tokens, lengths).transpose(1, 2), tags, ignore_index=TAG_PAD)  # classes on axis 1, as PyTorch
 
-    history = ta.train.fit(model, opt, loss_fn, steps, checkpoint=os.path.join(out_dir, f"{name}.ckpt.npz"),
+    history = ta.train.fit(model, opt, loss_fn, steps, batches=lambda step: data.batch(batch), compile=compile,
+                           checkpoint=os.path.join(out_dir, f"{name}.ckpt.npz"),
                            checkpoint_every=100, resume=resume, clip_grad_norm=1.0, scheduler=schedule, rngs={"data": data.rng},
                            label=f"{name:>24s}")
     if history.stopped:
@@ -105,6 +106,7 @@ def main(argv=None):
     parser.add_argument("--test-sentences", type=int, default=2000, help="held-out sentences for the accuracy")
     parser.add_argument("--out-dir", default="demo_out/i_saw_a_saw", help="checkpoints and pictures go here")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
+    parser.add_argument("--eager", action="store_true", help="train eagerly, not as a compiled step (ta.compile)")
     args = parser.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
 
@@ -118,7 +120,7 @@ def main(argv=None):
     accuracy = {}
     for index, (name, model) in enumerate(models.items()):
         train(name.replace(" ", "_").replace(",", "").replace("+", "with"), model, AmbiguousWords(seed=index),
-              args.steps, args.batch, args.out_dir, args.resume)
+              args.steps, args.batch, args.out_dir, args.resume, compile=not args.eager)
         right = predict(model, tokens, lengths) == tags
         accuracy[name] = (right[ambiguous].mean(), right[tags != TAG_PAD].mean(), right[twins].mean())
 

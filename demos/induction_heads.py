@@ -289,6 +289,7 @@ def main(argv=None):
     parser.add_argument("--eval-every", type=int, default=20, help="steps between evaluations")
     parser.add_argument("--seed", type=int, default=0, help="seeds the weights and the sequences")
     parser.add_argument("--out-dir", default="induction_out", help="results.json and pictures go here")
+    parser.add_argument("--eager", action="store_true", help="train eagerly, not as a compiled step (ta.compile)")
     args = parser.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
     V, L = args.vocab, args.half
@@ -302,8 +303,10 @@ def main(argv=None):
     print(f"{V} tokens (ln V = {math.log(V):.2f}), halves of {L} tokens ({max(2, L // 2)} to {longest} in training), "
           f"{sum(p.data.size for p in model.parameters())} weights\n")
 
-    def loss_fn(step):
-        tokens = data.batch(args.batch, int(data.rng.integers(max(2, L // 2), longest + 1)))
+    def batches(step):  # a half of random length each step
+        return (data.batch(args.batch, int(data.rng.integers(max(2, L // 2), longest + 1))),)
+
+    def loss_fn(tokens):
         logits = model(tokens)
         return F.cross_entropy(logits[:, :-1].transpose(1, 2), tokens[:, 1:])  # every next token, both halves
 
@@ -311,7 +314,8 @@ def main(argv=None):
     schedule = ta.optim.StepLR(opt, step_size=max(1, 7 * args.steps // 10), gamma=0.2)  # finer steps to finish
     start = time.perf_counter()
     watch(0)
-    history = ta.train.fit(model, opt, loss_fn, args.steps, scheduler=schedule, evaluate=watch,
+    history = ta.train.fit(model, opt, loss_fn, args.steps, batches=batches, compile=not args.eager,
+                           scheduler=schedule, evaluate=watch,
                            evaluate_every=args.eval_every, rngs={"data": data.rng}, label="induction")
     seconds = time.perf_counter() - start
     if history.stopped:

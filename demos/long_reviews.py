@@ -84,17 +84,18 @@ def count_parameters(model):
     return sum(p.data.size for p in model.parameters())
 
 
-def train(name, model, data, steps, batch, out_dir, resume, lr=1e-2):
-    """ta.train.fit: progress line, checkpoints in out_dir, exact --resume."""
+def train(name, model, data, steps, batch, out_dir, resume, compile=True, lr=1e-2):
+    """ta.train.fit: progress line, checkpoints in out_dir, exact --resume; a compiled step
+    (ta.compile) unless compile=False."""
     opt = ta.optim.Adam(model.parameters(), lr=lr)
     schedule = ta.optim.StepLR(opt, step_size=max(1, 7 * steps // 10), gamma=0.2)
 
-    def loss_fn(step):
-        tokens, lengths, labels = data.batch(batch)
+    def loss_fn(tokens, lengths, labels):
         return F.cross_entropy(model(tokens, lengths)[0], labels)
 
     filename = name.lower().replace(",", "").replace("+", "with").replace(" ", "_")
-    history = ta.train.fit(model, opt, loss_fn, steps, checkpoint=os.path.join(out_dir, f"{filename}.ckpt.npz"),
+    history = ta.train.fit(model, opt, loss_fn, steps, batches=lambda step: data.batch(batch), compile=compile,
+                           checkpoint=os.path.join(out_dir, f"{filename}.ckpt.npz"),
                            checkpoint_every=50, resume=resume, clip_grad_norm=1.0, scheduler=schedule,
                            rngs={"data": data.rng}, label=f"{name:>22s}")
     if history.stopped:
@@ -211,6 +212,7 @@ def main(argv=None):
                         help="train only the Transformers (sinusoidal, ALiBi, RoPE, no positions; both ways, causal)")
     parser.add_argument("--out-dir", default="demo_out/long_reviews", help="checkpoints and pictures go here")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out-dir")
+    parser.add_argument("--eager", action="store_true", help="train eagerly, not as a compiled step (ta.compile)")
     args = parser.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
     steps, batch = (3 * args.steps, 2 * args.batch) if args.full else (args.steps, args.batch)
@@ -229,7 +231,7 @@ def main(argv=None):
         models[name] = SequenceClassifier(len(test.vocab), 2, pad_id=PAD, **options)
         start = time.perf_counter()
         train(name, models[name], LongReviews(seed=100 * args.seed + index, max_length=args.train_max_length), steps,
-              max(1, int(batch * batch_share)), args.out_dir, args.resume)
+              max(1, int(batch * batch_share)), args.out_dir, args.resume, compile=not args.eager)
         seconds[name] = time.perf_counter() - start
         results[name] = accuracy_by_length(models[name], test_sets)
 

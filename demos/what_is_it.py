@@ -74,6 +74,7 @@ def main(argv=None):
     parser.add_argument("--test-sentences", type=int, default=2000, help="held-out sentences for the accuracy")
     parser.add_argument("--out-dir", default="demo_out/what_is_it", help="checkpoint and picture go here")
     parser.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out-dir")
+    parser.add_argument("--eager", action="store_true", help="train eagerly, not as a compiled step (ta.compile)")
     args = parser.parse_args(argv)
     os.makedirs(args.out_dir, exist_ok=True)
 
@@ -83,11 +84,12 @@ def main(argv=None):
                            dim_feedforward=64)
     opt = ta.optim.Adam(model.parameters(), lr=3e-3)
 
-    def loss_fn(step):
-        tokens, lengths, it_positions, nouns = data.batch(args.batch)
+    def loss_fn(tokens, lengths, it_positions, nouns):
         return F.cross_entropy(model(tokens, lengths, it_positions), nouns)
 
-    history = ta.train.fit(model, opt, loss_fn, args.steps, checkpoint=os.path.join(args.out_dir, "pointer.ckpt.npz"),
+    history = ta.train.fit(model, opt, loss_fn, args.steps, batches=lambda step: data.batch(args.batch),
+                           compile=not args.eager,  # a compiled step (ta.compile); --eager turns it off
+                           checkpoint=os.path.join(args.out_dir, "pointer.ckpt.npz"),
                            checkpoint_every=100, resume=args.resume, clip_grad_norm=1.0, rngs={"data": data.rng},
                            label="what is it")
     if history.stopped:
