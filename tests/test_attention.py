@@ -146,3 +146,42 @@ def test_attention_on_a_single_vector_is_a_clear_error():
 def test_attention_refuses_keys_from_another_batch():
     with pytest.raises(ta.ShapeError, match="do not fit"):
         nn.Attention(4, 4, score="general")(ta.ones(2, 3, 4), ta.ones(1, 5, 4), ta.ones(1, 5, 2))
+
+
+# --- F.scaled_dot_product_attention takes PyTorch's shapes ---
+@pytest.mark.parametrize("shapes, options", [
+    (((4, 3), (5, 3), (5, 2)), {}),
+    (((4, 3), (5, 3), (5, 2)), {"attn_mask": "bool", "scale": 0.3}),
+    (((2, 4, 3), (2, 5, 3), (2, 5, 2)), {"attn_mask": "float"}),
+    (((2, 1, 4, 3), (1, 3, 5, 3), (1, 3, 5, 2)), {"attn_mask": "bool"}),
+    (((3, 4, 3), (4, 3), (4, 2)), {"is_causal": True, "dropout_p": 0.0}),
+])
+@pytest.mark.parametrize("fused", [True, False])
+def test_sdpa_without_or_with_broadcast_batch_dims_matches_pytorch(shapes, options, fused):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(s) for s in shapes)
+    Tq, Tk = shapes[0][-2], shapes[1][-2]
+    options = dict(options)
+    if options.get("attn_mask") == "bool":  # True = takes part, as torch
+        options["attn_mask"] = rng.random((Tq, Tk)) > 0.3
+        options["attn_mask"][:, 0] = True
+    elif options.get("attn_mask") == "float":
+        options["attn_mask"] = rng.standard_normal((Tq, Tk))
+    theirs = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        *theirs, **{n: torch.tensor(o) if isinstance(o, np.ndarray) else o for n, o in options.items()})
+    upstream = rng.standard_normal(tuple(expected.shape))
+    expected.backward(torch.tensor(upstream))
+    ours = [ta.tensor(a, requires_grad=True) for a in (q, k, v)]
+    with ta.fused(fused):
+        out, _ = F.scaled_dot_product_attention(*ours, **options)
+    out.backward(ta.tensor(upstream))
+    np.testing.assert_allclose(out.data, expected.detach().numpy(), rtol=1e-12, atol=1e-14)
+    for mine, torchs in zip(ours, theirs):
+        np.testing.assert_allclose(mine.grad, torchs.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_sdpa_refuses_batch_dims_that_do_not_broadcast():
+    with pytest.raises(ta.ShapeError, match=r"batch dims of q \(2, 4, 3\), k \(3, 5, 3\).* do not broadcast"):
+        F.scaled_dot_product_attention(ta.ones(2, 4, 3), ta.ones(3, 5, 3), ta.ones(3, 5, 3))
