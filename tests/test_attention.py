@@ -38,6 +38,8 @@ def test_masked_keys_get_zero_weight_and_empty_rows_give_zeros_not_nan(score, rn
         assert np.isfinite(t.grad).all()
     assert not k.grad[0, 1].any() and not v.grad[0, 1].any()  # a masked key and value learn nothing
     assert not q.grad[1].any() and not k.grad[1].any()
+    # and the gradients that are not zero are the right ones: finite differences, a random upstream
+    assert ta.gradcheck(lambda q, k, v, *p: attn(q, k, v, mask=mask), (q, k, v, *attn.parameters()))
 
 
 def test_cosine_score_is_finite_for_zero_vectors():
@@ -47,6 +49,9 @@ def test_cosine_score_is_finite_for_zero_vectors():
     context, weights = attn(q, k, ta.tensor(np.eye(2)[None]))
     context.sum().backward()
     assert np.isfinite(weights.data).all() and np.isfinite(q.grad).all() and np.isfinite(k.grad).all()
+    np.testing.assert_allclose(weights.data, [[[0.5, 0.5]]])  # a zero query matches no key better
+    # eps keeps |q| + eps away from 0, so the gradient at the zero vectors is finite and is the true one
+    assert ta.gradcheck(lambda q, k, v: attn(q, k, v), (q, k, ta.tensor(np.eye(2)[None], requires_grad=True)))
 
 
 @pytest.mark.parametrize("mask", [None, PADDING[:, None], nn.causal_mask(4)], ids=["none", "padding", "causal"])
