@@ -140,7 +140,7 @@ def test_composed_sdpa_reference_gradchecks_with_a_mask(rng):
 
 
 def test_attention_on_a_single_vector_is_a_clear_error():
-    """(Tq, d) without a batch axis is PyTorch's and works (checked below against PyTorch); one vector is not attention."""
+    """(Tq, d) without a batch axis is PyTorch's and works (checked below); one vector is not attention."""
     with pytest.raises(ta.ShapeError, match=r"need at least 2 dims each"):
         F.scaled_dot_product_attention(ta.ones(4), ta.ones(5, 4), ta.ones(5, 4))
     pool = nn.AttentionPooling(4, 3)
