@@ -324,7 +324,7 @@ case(ls.LSTMSequence, "no lengths, forward in time, no bias, non-contiguous inpu
      inputs(transposed(3, 4, 8), normal(3, 2), strided(3, 2), normal(8, 2)))
 
 
-# --- the ops of issue 28 (tests/test_trust_round5_new_ops.py checks them against PyTorch) --------
+# --- the ops of issue 28 (tests/test_math_ops_parity.py checks them against PyTorch) --------
 def away_from(points, low, high, *shape, layout=lambda a: a):
     """Uniform in [low, high), each value at least 0.1 from every kink in `points` (laid out by `layout`)."""
     def make(rng):

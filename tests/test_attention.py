@@ -38,6 +38,8 @@ def test_masked_keys_get_zero_weight_and_empty_rows_give_zeros_not_nan(score, rn
         assert np.isfinite(t.grad).all()
     assert not k.grad[0, 1].any() and not v.grad[0, 1].any()  # a masked key and value learn nothing
     assert not q.grad[1].any() and not k.grad[1].any()
+    # and the gradients that are not zero are the right ones: finite differences, a random upstream
+    assert ta.gradcheck(lambda q, k, v, *p: attn(q, k, v, mask=mask), (q, k, v, *attn.parameters()))
 
 
 def test_cosine_score_is_finite_for_zero_vectors():
@@ -47,6 +49,9 @@ def test_cosine_score_is_finite_for_zero_vectors():
     context, weights = attn(q, k, ta.tensor(np.eye(2)[None]))
     context.sum().backward()
     assert np.isfinite(weights.data).all() and np.isfinite(q.grad).all() and np.isfinite(k.grad).all()
+    np.testing.assert_allclose(weights.data, [[[0.5, 0.5]]])  # a zero query matches no key better
+    # eps keeps |q| + eps away from 0, so the gradient at the zero vectors is finite and is the true one
+    assert ta.gradcheck(lambda q, k, v: attn(q, k, v), (q, k, ta.tensor(np.eye(2)[None], requires_grad=True)))
 
 
 @pytest.mark.parametrize("mask", [None, PADDING[:, None], nn.causal_mask(4)], ids=["none", "padding", "causal"])
@@ -135,7 +140,7 @@ def test_composed_sdpa_reference_gradchecks_with_a_mask(rng):
 
 
 def test_attention_on_a_single_vector_is_a_clear_error():
-    """(Tq, d) without a batch axis is PyTorch's and works (test_trust_round4); one vector is not attention."""
+    """(Tq, d) without a batch axis is PyTorch's and works (checked below); one vector is not attention."""
     with pytest.raises(ta.ShapeError, match=r"need at least 2 dims each"):
         F.scaled_dot_product_attention(ta.ones(4), ta.ones(5, 4), ta.ones(5, 4))
     pool = nn.AttentionPooling(4, 3)
@@ -146,3 +151,42 @@ def test_attention_on_a_single_vector_is_a_clear_error():
 def test_attention_refuses_keys_from_another_batch():
     with pytest.raises(ta.ShapeError, match="do not fit"):
         nn.Attention(4, 4, score="general")(ta.ones(2, 3, 4), ta.ones(1, 5, 4), ta.ones(1, 5, 2))
+
+
+# --- F.scaled_dot_product_attention takes PyTorch's shapes ---
+@pytest.mark.parametrize("shapes, options", [
+    (((4, 3), (5, 3), (5, 2)), {}),
+    (((4, 3), (5, 3), (5, 2)), {"attn_mask": "bool", "scale": 0.3}),
+    (((2, 4, 3), (2, 5, 3), (2, 5, 2)), {"attn_mask": "float"}),
+    (((2, 1, 4, 3), (1, 3, 5, 3), (1, 3, 5, 2)), {"attn_mask": "bool"}),
+    (((3, 4, 3), (4, 3), (4, 2)), {"is_causal": True, "dropout_p": 0.0}),
+])
+@pytest.mark.parametrize("fused", [True, False])
+def test_sdpa_without_or_with_broadcast_batch_dims_matches_pytorch(shapes, options, fused):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(s) for s in shapes)
+    Tq, Tk = shapes[0][-2], shapes[1][-2]
+    options = dict(options)
+    if options.get("attn_mask") == "bool":  # True = takes part, as torch
+        options["attn_mask"] = rng.random((Tq, Tk)) > 0.3
+        options["attn_mask"][:, 0] = True
+    elif options.get("attn_mask") == "float":
+        options["attn_mask"] = rng.standard_normal((Tq, Tk))
+    theirs = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        *theirs, **{n: torch.tensor(o) if isinstance(o, np.ndarray) else o for n, o in options.items()})
+    upstream = rng.standard_normal(tuple(expected.shape))
+    expected.backward(torch.tensor(upstream))
+    ours = [ta.tensor(a, requires_grad=True) for a in (q, k, v)]
+    with ta.fused(fused):
+        out, _ = F.scaled_dot_product_attention(*ours, **options)
+    out.backward(ta.tensor(upstream))
+    np.testing.assert_allclose(out.data, expected.detach().numpy(), rtol=1e-12, atol=1e-14)
+    for mine, torchs in zip(ours, theirs):
+        np.testing.assert_allclose(mine.grad, torchs.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_sdpa_refuses_batch_dims_that_do_not_broadcast():
+    with pytest.raises(ta.ShapeError, match=r"batch dims of q \(2, 4, 3\), k \(3, 5, 3\).* do not broadcast"):
+        F.scaled_dot_product_attention(ta.ones(2, 4, 3), ta.ones(3, 5, 3), ta.ones(3, 5, 3))

@@ -11,6 +11,7 @@ import pytest
 
 import tinyattn as ta
 import tinyattn.nn as nn
+import tinyattn.nn.functional as F
 from tinyattn.ops import arrays, fast_path, kernels, use_backend
 
 
@@ -87,3 +88,30 @@ def test_numpy_backend_runs_no_compiled_kernel(monkeypatch, rng):
     loss.backward()
     ta.optim.Adam(list(gru.parameters()), lr=0.1).step()
     assert np.isfinite(x.grad).all()
+
+
+# --- float16 never reaches a compiled kernel ---
+def test_float16_runs_on_the_references_everywhere():
+    rng = np.random.default_rng(0)
+    half = lambda *shape: ta.tensor(rng.standard_normal(shape).astype(np.float16), requires_grad=True)  # noqa: E731
+    x = half(2, 5)
+    for out in (x.softmax(-1), x.log_softmax(-1), ta.cross_entropy(x, np.array([1, 2])),
+                F.scaled_dot_product_attention(half(2, 3, 4), half(2, 3, 4), half(2, 3, 4))[0],
+                half(2, 3, 1) @ half(2, 1, 4), x.sigmoid(), x.sum(-1)):
+        assert out.dtype == np.float16
+        out.sum().backward()
+    p = nn.Parameter(np.ones(3, np.float16))
+    p.grad = np.ones(3, np.float16)
+    ta.optim.Adam([p], lr=0.1).step()
+    assert p.dtype == np.float16 and np.all(p.data < 1)
+
+
+def test_kernel_takes_is_the_one_rule():
+    from tinyattn.ops import arrays, reference, use_backend
+    from tinyattn.ops.fast_path import kernel_takes
+    f32, f64, f16 = np.zeros(3, np.float32), np.zeros(3), np.zeros(3, np.float16)
+    assert kernel_takes(f32) and kernel_takes(f64, np.zeros(3, bool), np.zeros(3, np.int64))
+    assert not kernel_takes(f16) and not kernel_takes(f32, f64) and not kernel_takes(np.zeros(3, np.int64))
+    assert not kernel_takes(np.zeros((3, 4)).T, contiguous=True) and kernel_takes(np.zeros((3, 4)).T)
+    with use_backend("numpy"):  # no door at all: the op rules call the references
+        assert arrays.softmax is reference.softmax

@@ -281,3 +281,19 @@ def test_requires_grad_false_on_a_made_tensor_is_refused_as_in_pytorch():
     with pytest.raises(RuntimeError, match=r"made by Mul; only a leaf's flag can change. .*\.detach\(\)"):
         y.requires_grad_(False)
     assert not y.detach().requires_grad and x.requires_grad_(False) is x and not x.requires_grad
+
+
+# --- creation entry points name the call and the fix ---
+@pytest.mark.parametrize("call, message", [
+    (lambda: ta.tensor([[1, 2], [3]]), r"tensor: the nested lists have rows of different lengths \(2, 1\)"),
+    (lambda: ta.randn(-1, 2), r"randn: the shape \(-1, 2\) must be whole numbers >= 0"),
+    (lambda: ta.zeros(-1, 2), r"zeros: the shape \(-1, 2\)"),
+    (lambda: ta.ones(2.5), r"ones: the shape \(2.5,\)"),
+    (lambda: ta.full((2, -3), 1.0), r"full: the shape \(2, -3\)"),
+    (lambda: ta.randint(5, 5, (2,)), r"randint: high \(5\) must be greater than low \(5\)"),
+    (lambda: nn.causal_mask(-1), "causal_mask: T is the number of positions"),
+    (lambda: nn.Embedding(5, 3, padding_idx=7), r"padding_idx 7 is not a row of the table; it must lie in \[-5, 4\]"),
+])
+def test_bad_creation_arguments_name_the_call(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -174,3 +174,33 @@ def test_fit_compile_without_batches_says_it_trains_eagerly():
     opt = ta.optim.SGD(model.parameters(), lr=0.1)
     with pytest.warns(UserWarning, match="batches="):
         ta.train.fit(model, opt, lambda step: (model(ta.ones(2, 3)) ** 2).mean(), 2, compile=True, stream=io.StringIO())
+
+
+# --- a 0-d loss times a Python number, in a step and in fit ---
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("expr", ["mul", "rmul", "div", "mean_mul", "index_mul", "norm_mul", "lerp", "rdiv"])
+def test_compile_scalar_loss_times_python_number(dtype, expr):
+    """loss * 0.5, 2 * loss, loss / accum_steps on a 0-d loss: eager works, the compiled
+    step's first call dies with "AttributeError: 'numpy.float32' object has no attribute 'reg'"."""
+    w = ta.tensor(np.ones(3, dtype=dtype), requires_grad=True)
+
+    def step(x):
+        base = (w * x).mean() if expr == "mean_mul" else (w * x).sum()
+        loss = {"mul": lambda: base * 2.0, "rmul": lambda: 2 * base,
+                "div": lambda: base / 4, "mean_mul": lambda: base * 3.0,
+                "index_mul": lambda: (w * x)[0] * 3, "norm_mul": lambda: (w * x).norm() * 3,
+                "lerp": lambda: base.lerp(base * base, 0.25) * 2, "rdiv": lambda: 1 / (base + 1)}[expr]()
+        loss.backward()
+        return loss
+
+    eager_w = []
+    for fn in (step, ta.compile(step)):
+        results = []
+        for i in range(3):
+            w.grad = None
+            loss = fn(ta.tensor(np.full(3, i + 1.0, dtype=dtype)))
+            results.append((loss.item(), np.array(w.grad)))
+        eager_w.append(results)
+    for (le, ge), (lc, gc) in zip(*eager_w):
+        assert le == lc
+        np.testing.assert_array_equal(ge, gc)

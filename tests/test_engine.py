@@ -17,6 +17,22 @@ def test_a_6000_op_chain_backprops_under_the_default_recursion_limit():
     np.testing.assert_allclose(x.grad, [1.0001 ** 6000], rtol=1e-3)
 
 
+def tanh_rnn_bptt(xs, u, w, upstream):
+    """Backprop through time by hand for h_t = tanh(x_t u + h_{t-1} w), h_0 = 0, L = sum(upstream * h_T).
+    With a_t = x_t u + h_{t-1} w: da_t = dh_t * (1 - h_t^2), dh_{t-1} = da_t w^T, and the shared
+    weights collect every step's share: du += x_t^T da_t, dw += h_{t-1}^T da_t."""
+    hs = [np.zeros((xs.shape[1], w.shape[0]))]
+    for x in xs:
+        hs.append(np.tanh(x @ u + hs[-1] @ w))
+    du, dw, dh = np.zeros_like(u), np.zeros_like(w), upstream
+    for t in range(len(xs), 0, -1):
+        da = dh * (1 - hs[t] ** 2)
+        du += xs[t - 1].T @ da
+        dw += hs[t - 1].T @ da
+        dh = da @ w.T
+    return hs[-1], du, dw
+
+
 def test_a_5000_step_rnn_shares_one_weight_across_every_step(rng):
     w = ta.tensor(rng.standard_normal((4, 4)) * 0.3, requires_grad=True)
     u = ta.tensor(rng.standard_normal((3, 4)) * 0.3, requires_grad=True)
@@ -24,8 +40,13 @@ def test_a_5000_step_rnn_shares_one_weight_across_every_step(rng):
     h = ta.zeros(2, 4, dtype=np.float64)
     for x in xs:
         h = (ta.tensor(x) @ u + h @ w).tanh()
-    h.sum().backward()
+    upstream = rng.standard_normal((2, 4))
+    h.backward(upstream)
     assert w.grad.shape == (4, 4) and np.isfinite(w.grad).all() and np.abs(w.grad).sum() > 0
+    h_last, du, dw = tanh_rnn_bptt(xs, u.data, w.data, upstream)
+    np.testing.assert_allclose(h.data, h_last, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(w.grad, dw, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(u.grad, du, rtol=1e-10, atol=1e-14)
 
 
 def test_shared_weight_gradient_is_the_sum_over_its_uses(rng):

@@ -1,5 +1,10 @@
-"""A wrong gradient names its own argument; the stand-ins for PyTorch names tinyattn lacks stay out of dir(); nn.init loads on its own."""
+"""A wrong gradient names its own argument; every method an error message suggests exists; the
+stand-ins for PyTorch names tinyattn lacks stay out of dir(); nn.init loads on its own."""
+import ast
+import importlib.util
 import os
+import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -8,6 +13,8 @@ import numpy as np
 import pytest
 
 import tinyattn as ta
+import tinyattn.nn as nn
+from tinyattn.autograd.function import Context
 
 
 def test_a_wrong_gradient_names_its_own_argument_even_when_two_arguments_share_one_array():
@@ -55,3 +62,35 @@ def test_nn_init_with_he_et_als_initialisers_loads_first_with_the_package_inits_
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr.strip().splitlines()[-1]
+
+
+# --- every suggestion in an error message works as written ---
+RECEIVERS = {"x": "tensor", "t": "tensor", "y": "tensor", "loss": "tensor", "logits": "tensor", "model": "module",
+             "module": "module", "ctx": "ctx"}
+
+
+NOT_NAMES = {("e", "g"), ("", "npz"), ("ctx", "saved_tensors")}  # "e.g.", a file extension, a name refused
+
+
+def _suggestions():
+    """(receiver or "", name) of every `.name` written in a raise or a warning of the package."""
+    found = set()
+    for path in pathlib.Path(ta.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Raise) or (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "warn"):
+                for part in ast.walk(node):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                        found.update(re.findall(r"(?:\b([a-z_]\w*)|(?<=[\s(`'\"]))\.([a-z_]\w*)", part.value))
+    return sorted(found - NOT_NAMES)
+
+
+def test_every_method_an_error_message_suggests_exists():
+    suggestions = _suggestions()
+    assert ("", "float") in suggestions and ("nn", "padding_mask") in suggestions  # the scan finds them
+    things = {"tensor": ta.ones(2), "module": nn.Linear(2, 2), "ta": ta, "nn": nn, "np": np, "sys": sys, "ctx": Context}
+    for receiver, name in suggestions:
+        if receiver == "tinyattn":  # a module to run: python -m tinyattn.NAME
+            assert importlib.util.find_spec(f"tinyattn.{name}"), f"an error message names tinyattn.{name}"
+            continue
+        target = things[RECEIVERS.get(receiver, receiver or "tensor")]
+        assert hasattr(target, name), f"an error message suggests {receiver}.{name}, which does not exist"

@@ -94,3 +94,12 @@ def test_a_freed_graph_or_a_leaf_is_a_clear_error():
         ta.viz.draw_graph(y)
     with pytest.raises(ValueError, match="not made by an op"):
         ta.viz.draw_graph(x)
+
+
+def test_draw_graph_after_part_of_the_graph_was_freed_says_what_happened():
+    x = ta.randn(2, 3, requires_grad=True)
+    h = (x * 2).tanh()
+    h.sum().backward()
+    y = (h * 3).exp()
+    with pytest.raises(ValueError, match=r"draw_graph: the graph was freed by backward\(\) \(at Tanh\)"):
+        ta.viz.draw_graph(y)

@@ -197,3 +197,9 @@ def test_retain_grad_on_an_output_a_fused_node_uses_inside_says_so(rng):
         weights.retain_grad()
         (out * out).sum().backward()
         assert np.abs(weights.grad).max() > 0
+    # by hand: out = concat_h(weights_h @ V_h) W_o^T + b_o, so d concat = 2 out W_o and
+    # d weights_h = d head_h @ V_h^T, V_h head h of x W_v^T + b_v (in_proj's last third)
+    E, H = 4, 2
+    values = (x.data @ mha.in_proj_weight.data[2 * E:].T + mha.in_proj_bias.data[2 * E:]).reshape(2, 3, H, E // H)
+    d_heads = (2 * out.data @ mha.out_proj.weight.data).reshape(2, 3, H, E // H)
+    np.testing.assert_allclose(weights.grad, np.einsum("bqhd,bkhd->bhqk", d_heads, values), rtol=1e-12, atol=1e-14)

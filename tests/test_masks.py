@@ -2,8 +2,14 @@
 
 The reference below shares nothing with tinyattn (no mask helper, no softmax kernel): each
 query row is softmaxed over the keys its own mask entry allows, one Python loop at a time.
+
+Then the ways a mask reaches attention: as a Tensor (bool, or a float mask that trains), from
+lengths (never misread as (queries, keys)), a constant float mask in the scores' dtype, and the
+warning for a mask that leaves a query nothing (naming the convention and the caller's line).
 """
 import itertools
+import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -11,6 +17,7 @@ import pytest
 import tinyattn as ta
 import tinyattn.nn as nn
 import tinyattn.nn.functional as F
+from tinyattn.nn import masks as masks_module
 
 
 def loop_attention(q, k, v, allowed, scale):
@@ -91,3 +98,104 @@ def test_softmax_reads_a_broadcast_mask_without_a_full_size_copy(monkeypatch):
     scores.softmax(-1, mask=nn.causal_mask(16))
     scores.softmax(1, mask=np.ones((4, 1, 1), bool))
     assert all(m.size <= 16 * 16 for m in seen)
+
+
+# --- masks given as Tensors, trainable float masks, and a mask that leaves a query nothing ---
+def test_a_bool_mask_given_as_a_tensor_masks_as_the_array_does(rng):
+    ta.manual_seed(0)
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).double()
+    x = ta.tensor(rng.standard_normal((2, 3, 8)))
+    hidden = np.triu(np.ones((3, 3), bool), 1)  # PyTorch's polarity: True = may not attend
+    as_array, w_array = mha(x, x, x, attn_mask=hidden)
+    as_tensor, w_tensor = mha(x, x, x, attn_mask=ta.tensor(hidden))
+    np.testing.assert_array_equal(as_tensor.data, as_array.data)
+    assert (w_tensor.data[:, 0, 1:] == 0).all()
+    padding = np.array([[False, False, True], [False, False, False]])
+    np.testing.assert_array_equal(mha(x, x, x, key_padding_mask=ta.tensor(padding))[0].data,
+                                  mha(x, x, x, key_padding_mask=padding)[0].data)
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True).double()
+    np.testing.assert_array_equal(layer(x, src_mask=ta.tensor(hidden)).data, layer(x, src_mask=hidden).data)
+    assert not np.allclose(layer(x, src_mask=ta.tensor(hidden)).data, layer(x).data)
+
+
+def test_a_trainable_float_mask_gets_its_gradient(rng):
+    ta.manual_seed(0)
+    mha = nn.MultiheadAttention(4, 2, batch_first=True).double()
+    x = ta.tensor(rng.standard_normal((2, 3, 4)))
+    bias = ta.tensor(rng.standard_normal((3, 3)), requires_grad=True)
+    assert ta.gradcheck(lambda b: mha(x, x, x, attn_mask=b)[0], (bias,))
+    mha(x, x, x, attn_mask=bias)[0].sum().backward()
+    assert bias.grad is not None and np.abs(bias.grad).max() > 0
+
+
+def test_a_mask_that_leaves_a_query_nothing_warns_naming_the_convention(monkeypatch, rng):
+    monkeypatch.setattr(masks_module, "_warned_sites", set())
+    ta.manual_seed(0)
+    mha = nn.MultiheadAttention(4, 2, batch_first=True)
+    x = ta.randn(1, 3, 4)
+    inverted = np.tril(np.ones((3, 3), bool))  # tinyattn's "may attend" given to PyTorch's "may NOT attend"
+    with pytest.warns(UserWarning, match=r"MultiheadAttention: the mask leaves some query .*True where attention may NOT go"):
+        mha(x, x, x, attn_mask=inverted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a mask that leaves every query some key is quiet
+        mha(x, x, x, attn_mask=~inverted)
+    with pytest.warns(UserWarning, match=r"scaled_dot_product_attention: .*True where a query may attend"):
+        F.scaled_dot_product_attention(x, x, x, mask=np.triu(np.ones((3, 3), bool), 1))
+
+
+# --- lengths never become a (B, T) mask that attention reads as (queries, keys) ---
+def test_lengths_mask_has_a_query_axis_so_batch_equal_to_time_is_not_misread():
+    """B == T == 3: a (B, T) mask would broadcast as (queries, keys) and hide the wrong keys."""
+    lengths = np.array([1, 3, 2])
+    mask = nn.lengths_mask(lengths, 3)
+    assert mask.shape == (3, 1, 3)
+    q = ta.tensor(np.random.default_rng(0).standard_normal((3, 3, 4)))
+    _, weights = F.scaled_dot_product_attention(q, q, q, mask=mask)
+    for b, n in enumerate(lengths):  # every query of sequence b sees exactly its n real keys
+        assert (weights.data[b, :, n:] == 0).all() and (weights.data[b, :, :n] > 0).all()
+    mha = nn.MultiheadAttention(4, 2, batch_first=True)
+    with pytest.raises(ta.ShapeError, match=r"key_padding_mask \(3, 1, 3\), expected"):
+        mha(q.float(), q.float(), q.float(), key_padding_mask=~mask)  # loud, never misread
+    pooled, w = nn.AttentionPooling(4, 5).double()(q, mask=mask)  # pooling takes it as well
+    assert (w.data[0, 1:] == 0).all()
+
+
+# --- the empty-row warning points at the caller's line, once per line ---
+def test_the_empty_row_warning_names_each_calling_line_of_the_user(monkeypatch):
+    from tinyattn.nn import masks
+    monkeypatch.setattr(masks, "_warned_sites", set())
+    x = ta.randn(1, 3, 4)
+    empty = np.zeros((3, 3), bool)
+    mha = nn.MultiheadAttention(4, 2, batch_first=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):  # one line, twice: one warning
+            F.scaled_dot_product_attention(x, x, x, mask=empty); first = sys._getframe().f_lineno
+        mha(x, x, x, attn_mask=~empty); second = sys._getframe().f_lineno  # a second mistake elsewhere
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, first), (__file__, second)]
+    assert "once per line" in str(caught[0].message)
+
+
+# --- a constant float mask takes the scores' dtype ---
+def test_a_float64_transformer_takes_its_own_float32_subsequent_mask():
+    ta.manual_seed(0)
+    model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=16,
+                           dropout=0.0, batch_first=True).double()
+    src, tgt = ta.randn(2, 5, 8).double(), ta.randn(2, 4, 8).double()
+    mask = nn.Transformer.generate_square_subsequent_mask(4)
+    assert mask.dtype == np.float32
+    out = model(src, tgt, tgt_mask=mask)
+    np.testing.assert_array_equal(out.data, model(src, tgt, tgt_mask=mask.data.astype(np.float64)).data)
+    assert out.dtype == np.float64
+
+
+def test_multihead_attention_casts_a_constant_float_mask_and_refuses_a_trained_one_of_another_dtype():
+    ta.manual_seed(0)
+    mha = nn.MultiheadAttention(8, 2, batch_first=True).double()
+    x = ta.randn(2, 4, 8).double()
+    added = np.random.default_rng(0).standard_normal((4, 4))
+    out, _ = mha(x, x, x, attn_mask=ta.tensor(added.astype(np.float32)))
+    np.testing.assert_array_equal(out.data, mha(x, x, x, attn_mask=added.astype(np.float32).astype(np.float64))[0].data)
+    trained = ta.tensor(added.astype(np.float32), requires_grad=True)
+    with pytest.raises(TypeError, match="MultiheadAttention: the float mask is a float32 Tensor that requires grad"):
+        mha(x, x, x, attn_mask=trained)

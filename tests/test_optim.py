@@ -160,3 +160,12 @@ def test_float32_parameters_are_updated_in_float32_arithmetic():
         np.testing.assert_array_equal(sgd_p.data, y)
     assert p.data.dtype == np.float32 and all(a.dtype == np.float32 for a in adam.state[0].values()
                                               if isinstance(a, np.ndarray))
+
+
+def test_a_step_that_fails_moves_no_parameter():
+    first, second = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))
+    optimizer = ta.optim.Adam([first, second], lr=0.1)
+    first.grad, second.grad = np.ones(2), np.ones(2)  # the second has the wrong shape
+    with pytest.raises(ValueError, match=r"Adam.step: parameter 1 is float64 \(3,\) but its .grad is float64 \(2,\)"):
+        optimizer.step()
+    assert (first.data == 1).all() and not optimizer.state[0]

@@ -1,4 +1,6 @@
 """RNN/GRU/LSTM cells and layers: gradchecks, fused == reference, lengths, long sequences."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -75,13 +77,84 @@ def test_padding_never_reaches_a_state(cls, rng):
     np.testing.assert_allclose(h_padded.data, h_alone.data, atol=1e-12)
 
 
+def gru_bptt(x, w_ih, w_hh, b_ih, b_hh, upstream):
+    """PyTorch's GRU (gates stacked r, z, n) over x (T, B, I) from h_0 = 0, and backprop through time
+    by hand for L = sum(upstream * outputs). Per step, with hn = W_hn h + b_hn:
+    r, z = sig(.), n = tanh(gi_n + r * hn), h' = (1 - z) n + z h, so with dh' (upstream plus the next
+    step's): dn = dh' (1 - z), dz = dh' (h - n), da_n = dn (1 - n^2), dr = da_n hn, dhn = da_n r;
+    d(gi) = [dr r(1-r), dz z(1-z), da_n], d(gh) = [same r, z parts, dhn], dh = dh' z + d(gh) W_hh;
+    the weights collect every step's d(gi)^T x_t and d(gh)^T h_{t-1}."""
+    H = w_hh.shape[1]
+    hs, saved = [np.zeros((x.shape[1], H))], []
+    for x_t in x:
+        gi, gh = x_t @ w_ih.T + b_ih, hs[-1] @ w_hh.T + b_hh
+        r = 1 / (1 + np.exp(-(gi[:, :H] + gh[:, :H])))
+        z = 1 / (1 + np.exp(-(gi[:, H:2 * H] + gh[:, H:2 * H])))
+        n = np.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])
+        hs.append((1 - z) * n + z * hs[-1])
+        saved.append((r, z, n, gh[:, 2 * H:]))
+    grads = [np.zeros_like(a) for a in (x, w_ih, w_hh, b_ih, b_hh)]
+    dx, dw_ih, dw_hh, db_ih, db_hh = grads
+    dh = np.zeros_like(hs[0])
+    for t in range(len(x) - 1, -1, -1):
+        r, z, n, hn = saved[t]
+        dh = dh + upstream[t]
+        da_n = dh * (1 - z) * (1 - n ** 2)
+        da_r, da_z = da_n * hn * r * (1 - r), dh * (hs[t] - n) * z * (1 - z)
+        dgi, dgh = np.concatenate([da_r, da_z, da_n], 1), np.concatenate([da_r, da_z, da_n * r], 1)
+        dx[t] = dgi @ w_ih
+        dw_ih += dgi.T @ x[t]
+        dw_hh += dgh.T @ hs[t]
+        db_ih += dgi.sum(0)
+        db_hh += dgh.sum(0)
+        dh = dh * z + dgh @ w_hh
+    return np.stack(hs[1:]), grads
+
+
 def test_backprop_through_a_5000_step_gru_with_the_default_recursion_limit(rng):
+    """Against a hand-written backprop through time, to 1e-10 in float64. (The composed graph of
+    5000 steps is as right but takes 5-15 s here; test_engine.py walks a 5000-step RNN's graph.)"""
+    assert sys.getrecursionlimit() <= 10_000
     layer = nn.GRU(2, 3, batch_first=True).double()
     x = ta.tensor(rng.standard_normal((1, 5000, 2)) * 0.5, requires_grad=True)
     out, h_n = layer(x)
-    h_n.sum().backward()
+    upstream = rng.standard_normal((1, 5000, 3))
+    out.backward(upstream)
     assert np.isfinite(layer.weight_hh_l0.grad).all() and np.abs(layer.weight_hh_l0.grad).sum() > 0
     assert np.abs(x.grad[0, -1]).sum() > 0
+    params = [layer.weight_ih_l0, layer.weight_hh_l0, layer.bias_ih_l0, layer.bias_hh_l0]
+    outputs, grads = gru_bptt(x.data.transpose(1, 0, 2), *(p.data for p in params), upstream.transpose(1, 0, 2))
+    np.testing.assert_allclose(out.data, outputs.transpose(1, 0, 2), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(h_n.data, outputs[-1:], rtol=1e-12, atol=1e-14)
+    for got, want in zip([x, *params], [grads[0].transpose(1, 0, 2), *grads[1:]]):
+        np.testing.assert_allclose(got.grad, want, rtol=1e-10, atol=1e-13)
+
+
+def test_a_1000_step_gru_and_the_hand_written_backprop_match_pytorch(rng):
+    """torch.nn.GRU with the same weights (float64, random upstream): tinyattn's GRU, and gru_bptt,
+    the reference the 5000-step test above trusts."""
+    torch = pytest.importorskip("torch")
+    layer = nn.GRU(2, 3, batch_first=True).double()
+    theirs = torch.nn.GRU(2, 3, batch_first=True).double()
+    theirs.load_state_dict({name: torch.tensor(p.data) for name, p in layer.named_parameters()})
+    data, upstream = rng.standard_normal((2, 1000, 2)) * 0.5, rng.standard_normal((2, 1000, 3))
+    x, x_t = ta.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    out, h_n = layer(x)
+    out_t, h_n_t = theirs(x_t)
+    out.backward(upstream)
+    out_t.backward(torch.tensor(upstream))
+    np.testing.assert_allclose(out.data, out_t.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(h_n.data, h_n_t.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(x.grad, x_t.grad.numpy(), rtol=1e-10, atol=1e-13)
+    for name, p in layer.named_parameters():
+        np.testing.assert_allclose(p.grad, getattr(theirs, name).grad.numpy(), rtol=1e-10, atol=1e-13, err_msg=name)
+    names = ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
+    outputs, grads = gru_bptt(data.transpose(1, 0, 2), *(getattr(layer, n).data for n in names),
+                              upstream.transpose(1, 0, 2))
+    np.testing.assert_allclose(outputs.transpose(1, 0, 2), out_t.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grads[0].transpose(1, 0, 2), x_t.grad.numpy(), rtol=1e-10, atol=1e-13)
+    for name, grad in zip(names, grads[1:]):
+        np.testing.assert_allclose(grad, getattr(theirs, name).grad.numpy(), rtol=1e-10, atol=1e-13, err_msg=name)
 
 
 def test_parameter_names_and_shapes_follow_pytorch():

@@ -3,6 +3,8 @@ import numpy as np
 import pytest
 
 import tinyattn as ta
+import tinyattn.nn as nn
+import tinyattn.nn.functional as F
 
 
 def test_python_lists_give_float32_and_int64_ndarrays_keep_their_dtype():
@@ -212,3 +214,38 @@ def test_number_to_a_tensor_power_and_abs():
     # PyTorch's values: a negative base to a fractional power is NaN; 0 to a negative one, inf
     np.testing.assert_array_equal(((-2) ** x).data, [np.nan, -0.5])
     np.testing.assert_array_equal((0 ** x).data, [0.0, np.inf])
+
+
+# --- integers into float ops, NaN through relu, a number to a tensor power ---
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "tanh", "sigmoid"])
+def test_float_ops_on_integers_give_float32_as_pytorch(name):
+    ints = ta.tensor([1, 2, 3])
+    out = getattr(ints, name)()
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out.data, getattr(ta.tensor([1.0, 2.0, 3.0]), name)().data, rtol=1e-6)
+    assert getattr(ta.tensor([True, True]), name)().dtype == np.float32  # bool too (was float16)
+
+
+@pytest.mark.parametrize("call, op", [
+    (lambda x: F.gelu(x), "gelu"), (lambda x: F.gelu(x, approximate="tanh"), "gelu"), (lambda x: x.mean(), "mean"),
+    (lambda x: nn.LayerNorm(2)(x), "LayerNorm"), (lambda x: F.dropout(x, 0.5), "dropout"),
+    (lambda x: F.mse_loss(x, x), "mse_loss"), (lambda x: x.softmax(-1), "softmax"),
+])
+def test_ops_pytorch_refuses_on_integers_refuse_clearly(call, op):
+    with pytest.raises(TypeError, match=rf"{op}: .* is int64, but {op} needs a floating tensor; convert it with .float\(\)"):
+        call(ta.tensor([[1, 2], [3, -1]]))
+
+
+def test_relu_keeps_nan_and_integers_as_pytorch():
+    out = ta.tensor([np.nan, -1.0, 2.0]).relu()
+    assert np.isnan(out.data[0]) and out.data[1] == 0 and out.data[2] == 2
+    assert ta.tensor([1, -2]).relu().dtype == np.int64
+
+
+def test_a_number_to_a_tensor_power():
+    x = ta.tensor(np.array([0.0, 1.0, -1.0]), requires_grad=True)
+    y = 0 ** x
+    np.testing.assert_array_equal(y.data, [1.0, 0.0, np.inf])
+    y.backward(np.ones(3))
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0, -np.inf])  # PyTorch's values
+    assert (2 ** ta.tensor([1, 3])).dtype == np.int64 and (2 ** ta.tensor([1, 3])).data.tolist() == [2, 8]

@@ -87,3 +87,8 @@ def test_nothing_is_recorded_outside_the_block_and_blocks_nest(rng):
     x.sum().backward()
     assert [r.name for r in inner] == ["Sum", "Exp"]
     assert [r.name for r in outer] == ["Tanh"]
+
+
+def test_autograd_trace_is_the_class_and_its_module_is_trace():
+    # The module's name is the class's too (as gradcheck's), so the package attribute is the class.
+    assert ta.autograd.trace.__module__ == "tinyattn.autograd.trace" and isinstance(ta.autograd.trace, type)

@@ -205,3 +205,14 @@ def test_keep_best_writes_the_weights_of_the_lowest_evaluation_and_resume_keeps_
     with pytest.raises(ValueError, match=r"keep_best='loss' is not a figure evaluate\(2\) returned \(it returned \['val'\]\)"):
         ta.train.fit(model, opt, loss_fn, 2, evaluate=evaluate, evaluate_every=2, stream=io.StringIO(),
                      keep_best="loss")
+
+
+@pytest.mark.parametrize("loss_fn, error, message", [
+    (lambda step: 1.5, TypeError, r"loss_fn\(1\) returned a float, not a Tensor"),
+    (lambda step: ta.ones(2, requires_grad=True) * 2, ValueError, r"has shape \(2,\); reduce it"),
+    (lambda step: ta.tensor(1.0), ValueError, "does not require grad"),
+])
+def test_fit_names_a_loss_it_cannot_use(loss_fn, error, message):
+    model = nn.Linear(2, 1)
+    with pytest.raises(error, match=message):
+        ta.train.fit(model, ta.optim.SGD(model.parameters(), lr=0.1), loss_fn, steps=1, stream=io.StringIO())

@@ -77,6 +77,7 @@ def test_a_query_with_nothing_to_attend_gives_zeros_not_nan(rng):
     np.testing.assert_allclose(out.data[0, 0], mha.out_proj.bias.data)  # zero heads, then W_o 0 + b_o
     out.sum().backward()
     assert np.isfinite(q.grad).all() and not q.grad[0, 0].any()
+    assert ta.gradcheck(lambda q, kv: mha(q, kv, kv, attn_mask=hide), (q, kv))  # the other gradients right too
 
 
 def test_dropout_acts_on_the_weights_in_training_only(rng):

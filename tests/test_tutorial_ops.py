@@ -75,7 +75,7 @@ def test_cross_entropy_defaults_are_pytorchs():
     assert F.cross_entropy(z, np.array([1, 0, 2]), reduction="none").shape == (3,)
     with pytest.raises(ValueError, match="reduction must be 'mean', 'sum' or 'none'"):
         F.cross_entropy(z, np.array([1, 0, 2]), reduction="avg")
-    # weight= (since issue 28; tests/test_trust_round5_new_ops.py checks it against PyTorch): 1s change nothing
+    # weight= (since issue 28; tests/test_math_ops_parity.py checks it against PyTorch): 1s change nothing
     assert F.cross_entropy(z, np.array([1, 0, 2]), weight=np.ones(4)).item() == pytest.approx(np.log(4))
 
 

@@ -447,7 +447,7 @@ row(shp.Pad, "F.pad, negative widths", lambda a, p, v: F.pad(a, p, value=v), lam
 row(shp.Expand, "expand", lambda a, s: a.expand(s), lambda a, s: a.expand(s), expandable)
 row(nn_ops.Einsum, "einsum", lambda e, *xs: ta.einsum(e, *xs), lambda e, *xs: torch.einsum(e, *xs), einsum_operands)
 # einsum of float32 and int64 has no row: torch refuses mixed dtypes, tinyattn promotes (float32);
-# tests/test_trust_round5_values.py checks the dtype.
+# tests/test_edge_values.py checks the dtype.
 row(shp.Split, "split(size, dim)", lambda a, n, d: a.split(n, dim=d), lambda a, n, d: a.split(n, dim=d), split_sizes)
 row(shp.Split, "chunk(n, dim), dim not empty", lambda a, n, d: a.chunk(n, dim=d), lambda a, n, d: a.chunk(n, dim=d),
     lambda dtype: split_sizes(dtype, min_side=1))

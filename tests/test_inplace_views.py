@@ -1,7 +1,8 @@
-"""Issue 28 (trust, round 5): in-place changes through one element or a view reach the tensor,
-rewrite the base's history as PyTorch's CopySlices does, index assignment writes where the same
-index reads, the copies kept for in-place changes die with the graph, and the ops PyTorch documents
-as returning a new tensor return one. Each test compares with PyTorch where it is installed."""
+"""In-place changes through views, as PyTorch makes them: an in-place op on one element or a
+view reaches the tensor and rewrites the base's history (PyTorch's CopySlices), index assignment
+writes where the same index reads, the copies kept for in-place changes die with the graph, writes
+into an expanded tensor are refused where they would write one element twice, and the ops PyTorch
+documents as returning a new tensor return one. Each test compares with PyTorch where it is installed."""
 import gc
 import tracemalloc
 
@@ -25,7 +26,7 @@ def _contiguous(t):
     return t.data.flags.c_contiguous if isinstance(t, ta.Tensor) else t.is_contiguous()
 
 
-# --- item 1: an in-place op on one element (or a view) reaches the tensor ------------------------
+# --- an in-place op on one element (or a view) reaches the tensor ------------------------------
 
 def test_an_in_place_op_on_one_element_reaches_the_tensor():
     def build(lib):
@@ -147,7 +148,7 @@ def test_a_view_taken_before_its_base_changed_through_another_view_gets_pytorchs
     np.testing.assert_allclose(ours, theirs)
 
 
-# --- item 2: t[0, :, idx] = v writes where t[0, :, idx] reads --------------------------------------
+# --- t[0, :, idx] = v writes where t[0, :, idx] reads ----------------------------------------------
 
 @pytest.mark.parametrize("idx", [[0, 2], [3, 1, 0]])
 def test_index_assignment_mixing_integers_and_arrays_writes_where_it_reads(idx):
@@ -161,7 +162,7 @@ def test_index_assignment_mixing_integers_and_arrays_writes_where_it_reads(idx):
     np.testing.assert_array_equal(read_ours, read_theirs)
 
 
-# --- item 3: the copies kept by in-place changes die with the graph ---------------------------------
+# --- the copies kept by in-place changes die with the graph -----------------------------------------
 
 def test_copies_kept_by_in_place_changes_do_not_outlive_backward():
     w = ta.tensor(np.ones(2000), requires_grad=True)

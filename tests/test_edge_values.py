@@ -1,5 +1,6 @@
-"""Issue 28, items 4-7 and the value checks of 10: NaN, zeros, empty dims and dtypes as PyTorch
-treats them, and clear errors (naming the op) for counts, sizes and bounds it refuses."""
+"""Edge values as PyTorch treats them: NaN (where the gradient goes, topk's order, a beam's
+score), a norm at zero, empty dims and 0-d tensors, the dtypes of einsum and rounded division, and
+clear errors (naming the op) for the counts, sizes and bounds PyTorch refuses."""
 import math
 
 import numpy as np
@@ -33,7 +34,7 @@ def _elu(m, x):
     return F.elu(x) if m is ta else torch.nn.functional.elu(x)
 
 
-# --- item 4: NaN ------------------------------------------------------------------------------
+# --- NaN --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("fn", [
@@ -91,7 +92,7 @@ def test_beam_search_does_not_hide_a_nan_log_probability():
     assert isinstance(best[0], Hypothesis) and math.isnan(best[0].score)
 
 
-# --- item 5: a norm at zero -------------------------------------------------------------------
+# --- a norm at zero -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("p", [3, 0.5, 1.5, 1])
 def test_a_norm_at_zero_has_gradient_zero_as_torch(p):
@@ -100,7 +101,7 @@ def test_a_norm_at_zero_has_gradient_zero_as_torch(p):
     _grads(lambda m, x: x.norm(p, dim=1, keepdim=True), np.zeros((2, 3), np.float32), dtype=np.float32)
 
 
-# --- item 6: empty dims and 0-d tensors ----------------------------------------------------------
+# --- empty dims and 0-d tensors -----------------------------------------------------------------
 
 def test_chunk_of_an_empty_dim_gives_the_pieces_asked_for():
     ours, theirs = ta.zeros(2, 0).chunk(3, 1), torch.zeros(2, 0).chunk(3, 1)
@@ -130,7 +131,7 @@ def test_a_dim_out_of_range_of_a_0d_tensor_is_an_index_error():
         ta.tensor(3.0).unbind()
 
 
-# --- item 7: dtypes --------------------------------------------------------------------------
+# --- dtypes ---------------------------------------------------------------------------------
 
 def test_einsum_of_float32_and_int64_is_float32():
     out = ta.einsum("i,i->", ta.ones(3), ta.tensor([1, 2, 3]))
@@ -154,7 +155,7 @@ def test_backward_through_a_rounded_float_division_gives_zero(mode):
     _grads(lambda m, a: a.div(2.0, rounding_mode=mode), [1.5, -2.5], dtype=np.float32)
 
 
-# --- item 10's values, and clear errors -------------------------------------------------------------
+# --- values PyTorch refuses are refused by name; the edges it accepts work ----------------------
 
 @pytest.mark.parametrize("call, error, words", [
     (lambda: ta.multinomial(ta.tensor([1.0, 2.0]), -1), ValueError, "multinomial: num_samples must be at least 1"),

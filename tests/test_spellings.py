@@ -1,6 +1,6 @@
-"""Issue 28 (trust, round 5): every op of docs/API.md under both spellings (ta.NAME and x.NAME;
-dim=/keepdim= and axis=/keepdims=), and the PyTorch habits a GPT lecture types first (x.bool(),
-~mask, logical_*, new_zeros, type, mT, to("cuda")), against torch where it is installed.
+"""Every op of docs/API.md under both spellings (ta.NAME and x.NAME; dim=/keepdim= and
+axis=/keepdims=), and the PyTorch spellings a GPT lecture types first (x.bool(), ~mask, logical_*,
+new_zeros, type, mT, to("cuda")), against torch where it is installed.
 
 The walk reads the op lists from docs/API.md itself, so an op added there that lacks one of its
 spellings fails here.

@@ -1,7 +1,8 @@
-"""Issue 28, the ops PyTorch tutorials and test suites reach for next, equal PyTorch's: outputs and
-gradients (random upstream) in float64 and float32, on transposed (non-contiguous), broadcast, 0-d
-and zero-size inputs, and at the kinks where PyTorch picks a slope. (tinyattn had none of them:
-AttributeError, or TypeError for x ** tensor and NotImplementedError for cross_entropy's weight=.)"""
+"""Element-wise maths, rounding, activations, x ** tensor, lerp, std_mean, repeat_interleave and
+cross_entropy's class weights and probability targets equal PyTorch's: outputs and gradients
+(random upstream) in float64 and float32, on transposed (non-contiguous), broadcast, 0-d and
+zero-size inputs, and at the kinks where PyTorch picks a slope; integer inputs keep PyTorch's dtypes
+and bad arguments name the op and the fix."""
 import numpy as np
 import pytest
 
