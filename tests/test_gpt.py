@@ -263,3 +263,17 @@ def test_the_trunk_is_nanogpts_module_dict():
         model = tiny(positions)
         assert isinstance(model.transformer, ta.nn.ModuleDict) and list(model.transformer.keys()) == keys
         assert isinstance(model.transformer.h[0].attn.attn_dropout, ta.nn.Dropout)  # nanoGPT's, on the weights
+
+
+def test_each_check_names_the_values_and_the_rule():
+    """The GPT's checks are two in __init__ and two on idx, each naming what it got and what it needs."""
+    with pytest.raises(ValueError, match=r"sizes positive integers; got 'learned', 0.0 and .*'block_size': 0"):
+        ta.models.GPT(V, 0)
+    with pytest.raises(ValueError, match=r"dropout in \[0, 1\).*got 'learned', 1.0"):
+        ta.models.GPT(V, BLOCK, dropout=1.0)
+    with pytest.raises(ValueError, match="n_embd 12 must be a multiple of n_head 4 times 2, as rope turns"):
+        ta.models.GPT(V, BLOCK, n_embd=12, n_head=4, positions="rope")
+    with pytest.raises(ValueError, match=r"idx of shape \(3,\); idx must be \(batch, time\).*idx\[None\] adds"):
+        tiny()(np.array([1, 2, 3]))
+    with pytest.raises(ValueError, match=r"targets must be integers of idx's shape \(1, 3\), got int64 \(3,\)"):
+        tiny()(np.array([[1, 2, 3]]), np.array([1, 2, 3]))
