@@ -71,7 +71,7 @@ class CausalSelfAttention(Module):
             q, k = rotary(q, np.arange(start, start + T)), rotary(k, np.arange(start, start + T))
         if cache is not None:
             k, v = cache.extend(self, k, v)  # (B, nh, S, hs): the S cached and new positions
-        y = blocks.causal_attention(q, k, v, self.attn_dropout)  # (B, nh, T, hs): the lines below, or one node
+        y = blocks.causal_attention(q, k, v, self.attn_dropout)  # (B, nh, T, hs): the function below, or a fused node
         y = y.transpose(1, 2).reshape(B, T, C)  # re-assemble all head outputs side by side
         return self.resid_dropout(self.c_proj(y))  # output projection
 

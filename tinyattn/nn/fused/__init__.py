@@ -46,8 +46,8 @@ def causal_attention_node(q, k, v, attn_dropout):
     T, S = q.shape[-2], k.shape[-2]
     p = attn_dropout.p if attn_dropout.training else 0.0
     keep = dropout_mask(q.shape[:-1] + (S,), p, q.dtype) if p else None
-    output, _ = ScaledDotProductAttention.apply(q, k, v, causal_mask(T, S - T), attention_scale(k.shape[-1]), None, keep)
-    return output
+    mask, scale = causal_mask(T, S - T), attention_scale(k.shape[-1])
+    return ScaledDotProductAttention.apply(q, k, v, mask, scale, None, keep)[0]  # the output, not the weights
 
 
 def recurrent_step_node(rule, gi, state, weight_hh, bias_hh, keep):
