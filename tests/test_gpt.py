@@ -221,3 +221,59 @@ def test_forward_is_nanogpts_pair_so_unpacking_never_splits_the_batch():
     model = tiny()
     logits, loss = model(np.array([[1, 2, 3], [4, 5, 6]]))
     assert loss is None and logits.shape == (2, 3, model.vocab_size)
+
+
+def _graph_names(root):
+    """The names of the nodes the graph behind root holds."""
+    with ta.autograd.trace() as tape:
+        root.backward()
+    return {record.name for record in tape}
+
+
+@pytest.mark.parametrize("positions", ["learned", "rope"])
+@pytest.mark.parametrize("cached", [False, True], ids=["whole", "after a cache"])
+def test_the_manual_attention_and_the_fused_node_give_the_same_logits_and_gradients(positions, cached):
+    """ta.fused(False) runs causal_attention_composed (nanoGPT's manual lines: MaskedFill, Softmax,
+    dropout's Mul), the default the one attention node; in training, with dropout drawn alike."""
+    model = sharp(tiny(positions, dropout=0.3))
+    idx, targets = ids((2, 6)), ids((2, 6), seed=1)
+    runs = []
+    for flag in (True, False):
+        model.zero_grad()
+        ta.manual_seed(4)
+        with ta.fused(flag):
+            cache = None
+            if cached:  # the first 2 tokens cached (no gradient), the 4 after them through the graph
+                cache = KVCache()
+                with ta.no_grad():
+                    model(idx[:, :2], cache=cache)
+            logits, loss = model(idx[:, 2:] if cached else idx, targets[:, 2:] if cached else targets, cache=cache)
+        names = _graph_names(loss)
+        runs.append((logits.data, [p.grad for p in model.parameters()], names))
+    (logits_on, grads_on, names_on), (logits_off, grads_off, names_off) = runs
+    np.testing.assert_allclose(logits_on, logits_off, rtol=0, atol=1e-12)
+    for on, off in zip(grads_on, grads_off):
+        np.testing.assert_allclose(on, off, rtol=0, atol=1e-12)
+    assert "ScaledDotProductAttention" in names_on and not {"MaskedFill", "Softmax"} & names_on
+    assert {"MaskedFill", "Softmax"} <= names_off and "ScaledDotProductAttention" not in names_off
+
+
+def test_the_trunk_is_nanogpts_module_dict():
+    for positions, keys in (("learned", ["wte", "wpe", "drop", "h", "ln_f"]), ("rope", ["wte", "drop", "h", "ln_f"])):
+        model = tiny(positions)
+        assert isinstance(model.transformer, ta.nn.ModuleDict) and list(model.transformer.keys()) == keys
+        assert isinstance(model.transformer.h[0].attn.attn_dropout, ta.nn.Dropout)  # nanoGPT's, on the weights
+
+
+def test_each_check_names_the_values_and_the_rule():
+    """The GPT's checks are two in __init__ and two on idx, each naming what it got and what it needs."""
+    with pytest.raises(ValueError, match=r"sizes positive integers; got 'learned', 0.0 and .*'block_size': 0"):
+        ta.models.GPT(V, 0)
+    with pytest.raises(ValueError, match=r"dropout in \[0, 1\).*got 'learned', 1.0"):
+        ta.models.GPT(V, BLOCK, dropout=1.0)
+    with pytest.raises(ValueError, match="n_embd 12 must be a multiple of n_head 4 times 2, as rope turns"):
+        ta.models.GPT(V, BLOCK, n_embd=12, n_head=4, positions="rope")
+    with pytest.raises(ValueError, match=r"idx of shape \(3,\); idx must be \(batch, time\).*idx\[None\] adds"):
+        tiny()(np.array([1, 2, 3]))
+    with pytest.raises(ValueError, match=r"targets must be integers of idx's shape \(1, 3\), got int64 \(3,\)"):
+        tiny()(np.array([[1, 2, 3]]), np.array([1, 2, 3]))

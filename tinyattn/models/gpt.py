@@ -13,7 +13,10 @@ meets next, so the names here are its names and a state_dict crosses both ways:
     lm_head                    Linear C -> V, no bias, its weight the Parameter of transformer.wte
 
 logits[b, t] score the token that follows idx[b, :t+1]; causal self-attention keeps position t
-from reading later positions. Generation (and its key/value cache) is in gpt_generate.py.
+from reading later positions. Its attention reads as nanoGPT's manual path (causal_attention_composed,
+below CausalSelfAttention) and runs through the blocks table (ops/blocks.py): those lines under
+ta.fused(False), one attention node otherwise. Generation, which owns the key/value cache and
+passes it down as an argument, is in gpt_generate.py.
 """
 import math
 
@@ -24,46 +27,70 @@ from ..nn import functional as F
 from ..nn import init
 from ..nn.layers import Dropout, Embedding, GELU, LayerNorm, Linear
 from ..nn.masks import causal_mask
-from ..nn.containers import ModuleList
+from ..nn.containers import ModuleDict, ModuleList
 from ..nn.module import Module
 from ..nn.positions import rotary
+from ..ops import blocks
 from .gpt_generate import generate
 
 POSITIONS = ("learned", "rope")
 
 
+def _require(ok, message, error=ValueError):
+    """The GPT's checks, one line each: `error(message)` where ok is False (nanoGPT asserts instead)."""
+    if not ok:
+        raise error(message)
+
+
 class CausalSelfAttention(Module):
     """Multi-head self-attention where each position reads itself and the positions before it.
 
-    q, k, v = split(x W_attn^T + b_attn) into n_head heads of C / n_head features; with rope, q
-    and k are turned by their positions (nn.positions.rotary); out = softmax(q k^T / sqrt(d) +
-    causal) v, heads side by side again, then c_proj.
+    q, k, v = split(x W_attn^T + b_attn) into n_head heads of hs = C / n_head features; with rope, q
+    and k are turned by their positions (nn.positions.rotary); y = softmax(q k^T / sqrt(hs) + causal) v
+    (block `causal_attention`), heads side by side again, then c_proj.
     """
 
     def __init__(self, n_embd, n_head, dropout, bias, rope):
         super().__init__()
         self.c_attn = Linear(n_embd, 3 * n_embd, bias=bias)
         self.c_proj = Linear(n_embd, n_embd, bias=bias)
+        self.attn_dropout = Dropout(dropout)
         self.resid_dropout = Dropout(dropout)
-        self.n_head, self.n_embd, self.dropout, self.rope = n_head, n_embd, dropout, rope
+        self.n_head, self.n_embd, self.rope = n_head, n_embd, rope
 
     def forward(self, x, cache=None):
-        """x (B, T, C) -> (B, T, C). With an nn.KVCache (nn/kv_cache.py), x holds the tokens after the
-        cached ones: their keys and values join the cache and their queries read all of it."""
-        B, T, C = x.shape
-        H, d = self.n_head, C // self.n_head
-        start = 0 if cache is None else cache.length
-        qkv = self.c_attn(x)
-        q, k, v = (part.reshape(B, T, H, d).transpose(1, 2) for part in qkv.split(C, -1))  # (B, H, T, d) each
-        if self.rope:
-            positions = np.arange(start, start + T)
-            q, k = rotary(q, positions), rotary(k, positions)
-        dropout_p = self.dropout if self.training else 0.0
-        if cache is not None:  # the new tokens' keys and values join the cached ones
-            k, v = cache.extend(self, k, v)
-        # query at position start + i reads the keys at positions 0 .. start + i (start 0 uncached)
-        y, _ = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(T, start), dropout_p=dropout_p)
-        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, C)))
+        """x (B, T, C) -> (B, T, C). cache: an nn.KVCache (gpt_generate.py owns it), whose cached
+        positions x's T tokens follow: their keys and values join it and their queries read all of it."""
+        B, T, C = x.size()  # batch size, sequence length, embedding dimensionality (n_embd)
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
+        if self.rope:  # turned by their positions, which count on from the cached ones
+            start = 0 if cache is None else cache.length
+            q, k = rotary(q, np.arange(start, start + T)), rotary(k, np.arange(start, start + T))
+        if cache is not None:
+            k, v = cache.extend(self, k, v)  # (B, nh, S, hs): the S cached and new positions
+        y = blocks.causal_attention(q, k, v, self.attn_dropout)  # (B, nh, T, hs): the function below, or a fused node
+        y = y.transpose(1, 2).reshape(B, T, C)  # re-assemble all head outputs side by side
+        return self.resid_dropout(self.c_proj(y))  # output projection
+
+
+def causal_attention_composed(q, k, v, attn_dropout):
+    """Block `causal_attention`'s reference (ops/blocks.py): nanoGPT's manual attention, a line a step.
+
+    q (B, nh, T, hs) are the last T of the S positions whose keys and values k, v (B, nh, S, hs)
+    are given (S = T without a cache): query i, at position S - T + i, reads keys 0 .. S - T + i.
+    """
+    T, S = q.size(-2), k.size(-2)
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))  # (B, nh, T, S): each query against each key
+    att = att.masked_fill(~causal_mask(T, S - T), float("-inf"))  # (B, nh, T, S): no query reads a later key
+    att = F.softmax(att, dim=-1)  # (B, nh, T, S): each row sums to 1
+    att = attn_dropout(att)  # (B, nh, T, S)
+    return att @ v  # (B, nh, T, S) x (B, nh, S, hs) -> (B, nh, T, hs)
+
+
+blocks.register_reference("causal_attention", causal_attention_composed)
 
 
 class MLP(Module):
@@ -95,10 +122,6 @@ class Block(Module):
         return x + self.mlp(self.ln_2(x))
 
 
-class Trunk(Module):
-    """nanoGPT's `transformer` ModuleDict: wte, wpe, drop, h, ln_f (a container; GPT runs them)."""
-
-
 class GPT(Module):
     """A GPT language model: idx (B, T) token ids -> logits (B, T, vocab_size) for every position.
 
@@ -112,28 +135,24 @@ class GPT(Module):
     def __init__(self, vocab_size, block_size, n_layer=2, n_head=4, n_embd=64, dropout=0.0, bias=True,
                  positions="learned"):
         super().__init__()
-        if positions not in POSITIONS:
-            raise ValueError(f"GPT: positions must be 'learned' or 'rope', got {positions!r}")
-        for name, value in (("vocab_size", vocab_size), ("block_size", block_size), ("n_layer", n_layer),
-                            ("n_head", n_head), ("n_embd", n_embd)):
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"GPT: {name} must be a positive integer, got {value!r}")
-        if n_embd % n_head:
-            raise ValueError(f"GPT: n_embd {n_embd} must be a multiple of n_head {n_head} (the heads split it)")
-        if positions == "rope" and (n_embd // n_head) % 2:
-            raise ValueError(f"GPT: rope turns features in pairs, so n_embd / n_head = {n_embd // n_head} must be even")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"GPT: dropout must be in [0, 1), got {dropout}")
+        sizes = dict(vocab_size=vocab_size, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
+        whole = all(isinstance(n, (int, np.integer)) and n > 0 for n in sizes.values())
+        _require(positions in POSITIONS and 0 <= dropout < 1 and whole, "GPT: positions must be 'learned' or 'rope', "
+                 f"dropout in [0, 1) and the sizes positive integers; got {positions!r}, {dropout!r} and {sizes}")
+        rope = positions == "rope"
+        why = " times 2, as rope turns each head's features in pairs" if rope else ", as the heads split it"
+        _require(n_embd % (2 * n_head if rope else n_head) == 0,
+                 f"GPT: n_embd {n_embd} must be a multiple of n_head {n_head}{why}")
         self.vocab_size, self.block_size, self.n_layer = vocab_size, block_size, n_layer
         self.n_head, self.n_embd, self.positions = n_head, n_embd, positions
-        rope = positions == "rope"
-        self.transformer = Trunk()
-        self.transformer.wte = Embedding(vocab_size, n_embd)
-        if not rope:
-            self.transformer.wpe = Embedding(block_size, n_embd)
-        self.transformer.drop = Dropout(dropout)
-        self.transformer.h = ModuleList(Block(n_embd, n_head, dropout, bias, rope) for _ in range(n_layer))
-        self.transformer.ln_f = LayerNorm(n_embd, bias=bias)
+        wpe = {} if rope else dict(wpe=Embedding(block_size, n_embd))  # rope turns q and k instead
+        self.transformer = ModuleDict(dict(
+            wte=Embedding(vocab_size, n_embd),
+            **wpe,
+            drop=Dropout(dropout),
+            h=ModuleList(Block(n_embd, n_head, dropout, bias, rope) for _ in range(n_layer)),
+            ln_f=LayerNorm(n_embd, bias=bias),
+        ))
         self.lm_head = Linear(n_embd, vocab_size, bias=False)
         self.lm_head.weight = self.transformer.wte.weight  # one Parameter: both uses' gradients add up in it
         self._init_weights()
@@ -159,9 +178,8 @@ class GPT(Module):
         idx = self.check_ids(idx, "forward")
         B, T = idx.shape
         start = 0 if cache is None else cache.length
-        if start + T > self.block_size:
-            raise ValueError(f"GPT.forward: {start + T} tokens, but block_size is {self.block_size}; "
-                             f"pass at most the last {self.block_size} (idx[:, -block_size:])")
+        _require(start + T <= self.block_size, f"GPT.forward: {start + T} tokens, but block_size is {self.block_size}; "
+                 f"pass at most the last {self.block_size} (idx[:, -block_size:])")
         x = self.transformer.wte(idx)
         if self.positions == "learned":
             x = x + self.transformer.wpe(np.arange(start, start + T))
@@ -174,9 +192,8 @@ class GPT(Module):
         if targets is None:
             return logits, None  # nanoGPT's pair, so `logits, loss = model(idx)` never splits the batch
         targets = np.asarray(getattr(targets, "data", targets))
-        if targets.shape != (B, T) or targets.dtype.kind not in "iu":
-            raise ValueError(f"GPT.forward: targets must be integers of idx's shape {(B, T)}, "
-                             f"got {targets.dtype} {targets.shape}")
+        _require(targets.shape == (B, T) and targets.dtype.kind in "iu",
+                 f"GPT.forward: targets must be integers of idx's shape {(B, T)}, got {targets.dtype} {targets.shape}")
         loss = F.cross_entropy(logits.reshape(B * T, self.vocab_size), targets.reshape(-1), ignore_index=-1)
         return logits, loss
 
@@ -189,18 +206,14 @@ class GPT(Module):
 
     def check_ids(self, idx, op):
         """idx as an int64 (B, T) array, or a TypeError / ValueError naming what is wrong."""
-        if isinstance(idx, Tensor):
-            idx = idx.data
-        idx = np.asarray(idx)
-        if idx.dtype.kind not in "iu":
-            raise TypeError(f"GPT.{op}: idx must hold integer token ids, got {idx.dtype} "
-                            "(convert with .long())")
-        if idx.ndim != 2:
-            raise ValueError(f"GPT.{op}: idx must be (batch, time), got shape {idx.shape}; add a batch axis with idx[None]")
-        if idx.size and (idx.min() < 0 or idx.max() >= self.vocab_size):
-            bad = idx[(idx < 0) | (idx >= self.vocab_size)].flat[0]
-            raise ValueError(f"GPT.{op}: token id {bad} is outside the vocabulary; ids must lie in "
-                             f"[0, {self.vocab_size - 1}] (vocab_size = {self.vocab_size})")
+        idx = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        _require(idx.dtype.kind in "iu", f"GPT.{op}: idx must hold integer token ids, got {idx.dtype} (convert with "
+                 ".long())", TypeError)
+        outside = idx[(idx < 0) | (idx >= self.vocab_size)]
+        found = f" holds token id {outside.flat[0]} (outside the vocabulary)" if outside.size else ""
+        _require(idx.ndim == 2 and not outside.size, f"GPT.{op}: idx of shape {idx.shape}{found}; idx must be "
+                 f"(batch, time) token ids in [0, {self.vocab_size - 1}] (vocab_size {self.vocab_size}; idx[None] adds "
+                 "a batch axis)")
         return idx.astype(np.int64, copy=False)
 
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=True, rng=None):

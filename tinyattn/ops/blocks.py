@@ -14,6 +14,7 @@ for the whole block (nn/fused/), fast but opaque:
     recurrent_step       nn/recurrent.py, composed_step                  recurrent_steps.py
     recurrent_sequence   nn/recurrent.py, composed_sequence              gru_sequence.py, lstm_sequence.py
     attentive_decoder    models/seq2seq.py, composed_decoder             attentive_decoder.py
+    causal_attention     models/gpt.py, causal_attention_composed        dot_product_attention_node.py
 
 Layers and models call `blocks.attention(q, k, v, ...)` and never ask which form runs: the name
 is looked up, at each call, in the table in force in this thread. A reference registers itself
@@ -37,7 +38,8 @@ and TINYATTN_FUSED=0 both tables hold references only: nothing that exists for s
 import os
 import threading
 
-BLOCKS = ("attention", "additive_attention", "recurrent_step", "recurrent_sequence", "attentive_decoder")
+BLOCKS = ("attention", "additive_attention", "recurrent_step", "recurrent_sequence", "attentive_decoder",
+          "causal_attention")
 REFERENCE = {}  # block -> its composed graph
 FUSED = {}      # block -> its fused node where it has one, else its composed graph
 

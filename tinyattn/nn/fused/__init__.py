@@ -14,6 +14,8 @@ the composed graph (in tinyattn/nn, or tinyattn/models for the decoder), to 1e-1
     recurrent_sequence     gru_sequence.GRUSequence,              nn/recurrent.py, composed_sequence
                              lstm_sequence.LSTMSequence
     attentive_decoder      attentive_decoder.AttentiveGRUDecoder  models/seq2seq.py, composed_decoder
+    causal_attention       dot_product_attention_node.            models/gpt.py, causal_attention_composed
+                             ScaledDotProductAttention              (the GPT's, nanoGPT's manual lines)
 
 (running_rows.py is the sorted, time-first layout the sequence nodes compute in.) This file puts
 each node in the blocks table (ops/blocks.py); the layers never import it, and under
@@ -23,8 +25,8 @@ additive attention) the entry hands on to the reference.
 """
 from ...ops import blocks
 from ..recurrent import GRURule, LSTMRule
-from ..masks import attention_mask
-from ..scaled_dot_product_attention import Attended
+from ..masks import attention_mask, causal_mask, dropout_mask
+from ..scaled_dot_product_attention import Attended, attention_scale
 from .additive_attention_node import AdditiveAttention
 from .attentive_decoder import AttentiveGRUDecoder
 from .dot_product_attention_node import ScaledDotProductAttention
@@ -36,6 +38,16 @@ from .recurrent_steps import GRUStep, LSTMStep
 def attention_node(q, k, v, mask, scale, bias=None, keep=None):
     """-> Attended(output, weights, None): inside the node the scores are no Tensor."""
     return Attended(*ScaledDotProductAttention.apply(q, k, v, mask, scale, bias, keep), None)
+
+
+def causal_attention_node(q, k, v, attn_dropout):
+    """The GPT's causal self-attention as the attention node: q's T positions after k's first S - T,
+    the weights' dropout drawn as the reference's attn_dropout draws it (same generator, same shape)."""
+    T, S = q.shape[-2], k.shape[-2]
+    p = attn_dropout.p if attn_dropout.training else 0.0
+    keep = dropout_mask(q.shape[:-1] + (S,), p, q.dtype) if p else None
+    mask, scale = causal_mask(T, S - T), attention_scale(k.shape[-1])
+    return ScaledDotProductAttention.apply(q, k, v, mask, scale, None, keep)[0]  # the output, not the weights
 
 
 def recurrent_step_node(rule, gi, state, weight_hh, bias_hh, keep):
@@ -76,3 +88,4 @@ blocks.register_fused("additive_attention", AdditiveAttention.apply)
 blocks.register_fused("recurrent_step", recurrent_step_node)
 blocks.register_fused("recurrent_sequence", recurrent_sequence_node)
 blocks.register_fused("attentive_decoder", attentive_decoder_node)
+blocks.register_fused("causal_attention", causal_attention_node)
