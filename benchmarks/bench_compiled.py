@@ -286,9 +286,40 @@ def profile(name, engines, steps):
     print(f"\n{name}: compiled step, {steps} steps (a timed wrapper costs {inside * 1e9:.0f} ns inside and "
           f"{outside * 1e9:.0f} ns outside its measurement, taken off)\n")
     print(markdown_table(rows, ["kind of work", "ms per step", "calls per step"]))
+    numpy_ms, torch_ms, products = _products_vs_torch(plans, learn, batches)
+    print(f"\nthe replay's {products} products (arrays.matmul), each timed alone on its own arrays: numpy's BLAS "
+          f"{numpy_ms:.2f} ms, PyTorch's {torch_ms:.2f} ms (torch.matmul on the same memory)")
     top = sorted(each.items(), key=lambda kv: -kv[1])[:10]
     print("\nthe functions the replay spends most in (ms per step, wrapper cost included): "
           + ", ".join(f"{label} {t / steps * 1e3:.2f}" for label, t in top))
+
+
+def _products_vs_torch(plans, learn, batches, repeats=20):
+    """(ms numpy, ms PyTorch, count): the products one replay makes, each timed alone on its arrays."""
+    import torch
+
+    calls, undo = [], []
+    for plan in plans:
+        space = plan._run.__globals__
+        for key, value in list(space.items()):
+            if isinstance(value, ArrayCall) and value.name == "matmul":
+                def record(a, b, value=value):
+                    calls.append((a, b))
+                    return value(a, b)
+                undo.append((space, key, value))
+                space[key] = record
+    learn(*batches[0])
+    for space, key, value in undo:
+        space[key] = value
+
+    def ms(product, a, b):
+        product(a, b)
+        start = time.perf_counter()
+        for _ in range(repeats):
+            product(a, b)
+        return (time.perf_counter() - start) / repeats * 1e3
+    return (sum(ms(np.matmul, a, b) for a, b in calls),
+            sum(ms(torch.matmul, torch.from_numpy(a), torch.from_numpy(b)) for a, b in calls), len(calls))
 
 
 def cpu_model():
