@@ -112,3 +112,26 @@ def test_a_parameter_in_another_order_at_replay_runs_eagerly_with_eagers_bits():
         np.testing.assert_array_equal(ga, gb)
     # the C-order plan did not replay on F-ordered arrays: calls 5 and 6 captured the new order, 7 replayed it
     assert sum(entry.replays for entry in run.entries.values()) - replays == 1
+
+
+def test_two_registers_of_one_array_are_lent_once():
+    """x.astype(its dtype, copy=False) is x itself: two registers, one memory. Lent twice, two
+    live results would share it."""
+    from tinyattn.compile.buffers import lend
+    from tinyattn.compile.capture import Reg
+    from tinyattn.compile.plan import reads_of
+
+    a, b = np.ones(4), np.ones(4)
+    values = [a, b, b] + [np.ones(4) for _ in range(4)]
+
+    def host(function, args, reg):
+        return ("host", function, args, {}, (reg,), ((4,),), "one")
+    code = [host(np.negative, (Reg(0),), 1), host(np.asarray, (Reg(1),), 2), host(np.negative, (Reg(2),), 3),
+            host(np.negative, (Reg(0),), 4), host(np.negative, (Reg(0),), 5), host(np.add, (Reg(4), Reg(5)), 6)]
+    written = [ins[4] for ins in code]
+    last = {}
+    for index, ins in enumerate(code):
+        last.update(dict.fromkeys(reads_of(ins), index))
+    borrow = lend(code, written, last, {6}, [0], values, reads_of)
+    lent = [values[reg] for reg in borrow.values()]
+    assert borrow and not any(x is y for i, x in enumerate(lent) for y in lent[i + 1:]), borrow

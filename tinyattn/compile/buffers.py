@@ -63,6 +63,8 @@ def lend(code, written, last, kept, inputs, values, reads_of):
                 break
             if reg in barred or reg not in born:
                 barred.add(donor)
+            elif reg != donor and reg in ends:  # two registers of one array (x.astype(x.dtype, copy=False)):
+                barred.add(max(reg, donor))     # lend it once, under the first
             ends[donor] = max(ends[donor], last.get(reg, born.get(reg, 0)))
     free_at = {}
     for _, reg in donors:
