@@ -3,13 +3,15 @@
     python benchmarks/bench_compiled.py [--blocks 8] [--steps 5]
     python benchmarks/bench_compiled.py --profile [--steps 40]   # where a compiled step's time goes
 
-Three models, each trained by three engines from the same weights on the same batches:
+Four models, each trained by three engines from the same weights on the same batches:
   * the GPT step of bench_gpt.py: char level, block 64, 2 layers, 4 heads, n_embd 64, batch 32
     (inspect.py's characters), against the nanoGPT twin (tests/gpt_twin.py);
   * the composed GRU + additive-attention translator of bench_composed.py (every gate and score
     built from primitive ops, ~700 graph nodes a step), against the same code run on PyTorch;
   * bench_classifier.py's Transformer classifier (2 pre-norm layers, d_model 64, attention pooling,
-    batches of 32 reviews of 30-60 words: 8 batches, so up to 8 signatures), against its twin.
+    batches of 32 reviews of 30-60 words: 8 batches, so up to 8 signatures), against its twin;
+  * bench_seq2seq.py's hand-fused translation model (Seq2Seq: fused GRU encoder, fused attentive
+    GRU decoder, batch 64), against its torch.nn twin.
 A step: zero_grad, forward, backward, clip_grad_norm_(1.0), Adam(W). The compiled engine compiles
 zero_grad + forward + backward (clipping reads the norm into Python, so it and the update run after
 the replay, as ta.train.fit(compile=True) does). All engines run in one child process with one
@@ -17,6 +19,10 @@ thread everywhere; blocks of steps alternate (eager, compiled, PyTorch, then the
 and the table gives the median over blocks of ms per step and the ratio to PyTorch. The CPU model
 and the load average are printed with the table. Then the peak memory of one step, eager and
 compiled (replayed), measured with tracemalloc (numpy reports its arrays to it).
+
+--profile instead times a compiled step by kind of work (each function the generated replay calls,
+through a timing wrapper whose own cost is measured and taken off; clipping and Adam around it),
+and times the replay's products alone with numpy's BLAS and with torch.matmul on the same arrays.
 """
 import os
 import subprocess
