@@ -130,11 +130,14 @@ def line(src, index, ins, contexts):
         src.lines.append(src.call(method, args, kwargs, getattr(method, "__qualname__", "call")))
 
 
-def generate(code, inputs, result, dead, helpers, contexts, render_result):
-    """The source and the compiled function `replay(leaves)` of a plan."""
+def generate(code, inputs, result, dead, helpers, contexts, render_result, entry_guards=()):
+    """The source and the compiled function `replay(leaves)` of a plan (`entry_guards`: guard
+    instructions checked before any of `code` runs)."""
     src = Source(helpers)
     for position, kind, reg in inputs:
         src.lines.append(f"r{reg} = leaves[{position}]{'.data' if kind == 'data' else ''}")
+    for ins in entry_guards:
+        line(src, "entry", ins, contexts)
     for index, ins in enumerate(code):
         line(src, index, ins, contexts)
         if dead[index]:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..autograd import creation as _rng
 from ..autograd.tensor import wrap
+from .buffers import layout_guards, lend, with_out
 from .capture import Live, Out, Reg
 from .codegen import generate
 from .traced import MISSING, Refused, alike, unchanged
@@ -154,6 +155,13 @@ class Plan:
                 dead[index].append(reg)
         self._source = self._run = None  # written and compiled on the first replay (a plan may be dropped first)
         self.sizes = {**_sizes(recorder.values), **recorder.saved_bytes}
+        # a dead array lent to a later ufunc of its shape and dtype (out=; buffers.py): kept till then
+        self.borrow = lend(self.code, written, last, kept, [reg for _, _, reg in self.inputs], recorder.values, reads_of)
+        for index, reg in self.borrow.items():
+            dead[last[reg] if reg in last else next(i for i, regs in enumerate(written) if reg in regs)].remove(reg)
+            dead[index].append(reg)
+            self.sizes[written[index][0]] = 0  # the borrower's memory is the lender's
+        self.layouts = layout_guards(recorder) if self.borrow else []
         self.dead, self.written = dead, written
 
     def check_entry(self):
@@ -176,8 +184,9 @@ class Plan:
     def _generate(self):
         """Write the replay's Python source (codegen.py) and compile it, once."""
         if self._source is None:
-            self._source, self._run = generate(self.code, self.inputs, self.result, self.dead,
-                                               {**HELPERS, "same": same}, _context_class, _render_result)
+            code = [with_out(ins, self.borrow[i]) if i in self.borrow else ins for i, ins in enumerate(self.code)]
+            self._source, self._run = generate(code, self.inputs, self.result, self.dead,
+                                               {**HELPERS, "same": same}, _context_class, _render_result, self.layouts)
 
     @property
     def source(self):

@@ -188,8 +188,9 @@ def describe(plan, label):
               "including those of the rules followed inside)",
             f"  most called: {top}",
             f"  memory (the arrays the plan computes and the nodes save): planned peak {planned / 2 ** 20:.2f} MB, "
-            f"all held at once {everything / 2 ** 20:.2f} MB (a replay without the plan); the eager step's peak "
-            "is measured in benchmarks/bench_compiled.py",
+            f"all held at once {everything / 2 ** 20:.2f} MB (a replay without the plan); {len(plan.borrow)} numpy "
+            "call(s) write into a dead array (out=, buffers.py); the eager step's peak is measured in "
+            "benchmarks/bench_compiled.py",
             f"  guards: the signature; train/eval and attributes of {len(plan.modules)} module(s); "
             f"{len(plan.outside)} closure variable(s) and global(s) of fn; shape, dtype and "
             f"requires_grad of {len(plan.live)} parameter(s); {len(guards)} value(s) read into Python"

@@ -1,0 +1,124 @@
+"""Lending memory, the memory plan's second half: a numpy ufunc writes its result (`out=`) into
+the array of a register whose last reader has passed, instead of asking malloc for a new one.
+
+plan.py's liveness `del`s each array after its last reader. Here, where a later ufunc makes an
+array of the same shape and dtype, the dead array is kept for it instead and handed in as out=:
+one allocation fewer, and memory the step touched a moment ago. The numbers are the same: a
+ufunc computes the same loop whether numpy allocates the result or is given it.
+
+Only memory nobody else can see is lent: a fresh array the plan made with a numpy or kernel call
+(C-contiguous, owning its memory), none of whose views is still live. Never a step's input, a
+parameter's array or a view of one, a .grad, what the step returns, nor anything an op's rule run
+whole, a node's ctx, an optimiser or a draw touched (they may hold it past the last reader the
+plan sees). Views are found by memory address: every register's array is held during a capture,
+so two registers whose bytes overlap share memory.
+"""
+import bisect
+
+import numpy as np
+
+from .capture import Live, Reg
+
+HOLDERS = ("forward", "backward", "ctx", "call", "draw", "grad", "live", "leaf")  # may keep what they touch
+
+
+def _bounds(value):
+    if not isinstance(value, np.ndarray) or value.size == 0:
+        return None
+    start = value.__array_interface__["data"][0]
+    low = high = start
+    for size, stride in zip(value.shape, value.strides):
+        low, high = (low + (size - 1) * stride, high) if stride < 0 else (low, high + (size - 1) * stride)
+    return low, high + value.itemsize
+
+
+def _fresh(value):
+    """An array that owns its memory, C-contiguous: what a ufunc gives when numpy allocates."""
+    return isinstance(value, np.ndarray) and value.base is None and value.flags.c_contiguous and value.size > 0
+
+
+def lend(code, written, last, kept, inputs, values, reads_of):
+    """{instruction index: the register whose array that instruction's ufunc writes into}.
+
+    `written[i]`: the registers instruction i writes; `last`: register -> index of its last reader;
+    `kept`: registers the step's result is rebuilt from; `inputs`: the step's argument registers;
+    `values`: each register's array at capture."""
+    born = {reg: index for index, regs in enumerate(written) for reg in regs}
+    barred = set(kept) | set(inputs)
+    for index, ins in enumerate(code):
+        if ins[0] in HOLDERS:
+            barred.update(reads_of(ins))
+            barred.update(written[index])
+    donors = sorted((b, reg) for reg in born
+                    if code[born[reg]][0] == "host" and _fresh(values[reg]) and (b := _bounds(values[reg])))
+    starts = [b[0] for b, _ in donors]
+    ends = {reg: max(last.get(reg, born[reg]), born[reg]) for _, reg in donors}
+    for reg, value in enumerate(values):  # each donor lives as long as its last view, and is barred with it
+        bounds = _bounds(value)
+        if bounds is None:
+            continue
+        for at in range(bisect.bisect_left(starts, bounds[1]) - 1, -1, -1):
+            (_, high), donor = donors[at]
+            if high <= bounds[0]:  # donors own disjoint memory, sorted: the ones before end lower still
+                break
+            if reg in barred or reg not in born:
+                barred.add(donor)
+            elif reg != donor and reg in ends:  # two registers of one array (x.astype(x.dtype, copy=False)):
+                barred.add(max(reg, donor))     # lend it once, under the first
+            ends[donor] = max(ends[donor], last.get(reg, born.get(reg, 0)))
+    free_at = {}
+    for _, reg in donors:
+        if reg not in barred:
+            free_at.setdefault(ends[reg], []).append(reg)
+    held = _held(len(code), born, {**last, **ends}, values)
+    peak = held.max(initial=0)
+    pool, borrow = {}, {}
+    for index, ins in enumerate(code):
+        if ins[0] == "host" and _borrows(ins, values):
+            reg = written[index][0]
+            spare = pool.get((values[reg].shape, values[reg].dtype.str))
+            if spare:  # the latest freed; kept alive till here only if that raises no peak
+                donor = spare[-1]
+                gap = held[ends[donor] + 1:index]
+                if gap.max(initial=0) + values[donor].nbytes <= peak:
+                    gap += values[donor].nbytes
+                    borrow[index] = spare.pop()
+        for reg in free_at.get(index, ()):
+            pool.setdefault((values[reg].shape, values[reg].dtype.str), []).append(reg)
+    return borrow
+
+
+def _held(length, born, last, values):
+    """Bytes of arrays alive after each instruction under the `del`s alone (`last`: when each
+    array's last view goes; a view costs nothing)."""
+    change = np.zeros(length + 1, np.int64)
+    for reg, index in born.items():
+        if isinstance(values[reg], np.ndarray) and values[reg].base is None:
+            change[index] += values[reg].nbytes
+            change[max(last.get(reg, index), index) + 1] -= values[reg].nbytes
+    return np.cumsum(change)[:length]
+
+
+def _borrows(ins, values):
+    """A ufunc call with one array result, no keywords, giving a fresh C-contiguous array."""
+    function, _, kwargs, regs, _, form = ins[1:]
+    return (isinstance(function, np.ufunc) and function.nout == 1 and not kwargs and form == "one"
+            and len(regs) == 1 and _fresh(values[regs[0]]))
+
+
+def with_out(ins, reg):
+    """The host instruction `ins` writing into register `reg`'s array (out=)."""
+    return ins[:3] + ({"out": Reg(reg)},) + ins[4:]
+
+
+def c_contiguous(array):
+    return array.flags.c_contiguous
+
+
+def layout_guards(recorder):
+    """Guards (plan instructions) that each input array and parameter has the C order it had at
+    capture: a ufunc given out= writes in C order, where numpy alone follows its inputs' order,
+    and a later sum or product over another order could round differently."""
+    arrays = [(Reg(reg), recorder.values[reg]) for _, kind, reg, _ in recorder.inputs if kind in ("data", "array")]
+    arrays += [(Live(tensor), tensor.data) for tensor in recorder.live.values()]
+    return [("guard", c_contiguous, (ref,), {}, c_contiguous(value)) for ref, value in arrays]
