@@ -235,9 +235,10 @@ def test_an_apply_bound_before_the_capture_runs_eagerly_and_says_so():
 
     def factory():
         def fn(x):
-            w.grad = None
             linear(x * 1.0, w, b).tanh().sum().backward()
-            return ta.tensor(w.grad.copy())
+            grad = ta.tensor(w.grad.copy())
+            w.grad = b.grad = None  # after the refusal: that one is the apply's (assigning .grad is refused too)
+            return grad
         return fn
     _both(factory, [(_x(rng),) for _ in range(4)], expect_warning="apply")
 
@@ -650,3 +651,30 @@ def test_fit_compile_with_a_loss_divided_by_a_number():
         h = ta.train.fit(m, opt, loss_fn, 4, batches=batches, compile=compiled, stream=io.StringIO())
         return list(h.losses), [p.data.copy() for p in m.parameters()]
     _assert_same(run(False), run(True))
+
+
+@pytest.mark.parametrize("where", ["before backward", "after backward"])
+def test_a_grad_assigned_in_python_runs_eagerly_and_says_so(where):
+    """`p.grad = None` (or `p.grad = p.grad * 0.5`) is Python a replay does not run: replayed, the
+    gradients would pile up over the steps (or skip the halving) while eager resets them. The
+    step runs eagerly, says so once, and trains exactly as eager."""
+    def factory():
+        model = nn.Linear(3, 2).double()
+        opt = ta.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            if where == "before backward":
+                for p in model.parameters():
+                    p.grad = None
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            if where == "after backward":
+                for p in model.parameters():
+                    p.grad = p.grad * 0.5
+            opt.step()
+            if where == "after backward":
+                opt.zero_grad()
+            return model.weight
+        return step
+    inputs = [(ta.tensor(np.full((4, 3), 0.1 * i)),) for i in range(5)]
+    _both(factory, inputs, expect_warning="assigns a leaf's .grad")

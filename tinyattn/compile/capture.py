@@ -72,6 +72,7 @@ class Recorder:
         self.leaves = []     # tensors whose .grad the plan writes
         self.to_leaves = set()  # id() of the gradients a "leaf" instruction adds into a leaf's .grad
         self.depth = 0       # > 0 inside an op, an optimiser step...: nothing inside is recorded
+        self.writing_grads = 0   # > 0 while the walk or the capture itself sets leaves' .grad (seams.py)
         self.side_effect = False  # an optimiser step ran: a guard after it could not be undone
         self.doing = "the step"   # what is being recorded, for messages
         self.refused = None       # why the step cannot be replayed, once known
@@ -360,17 +361,19 @@ class Recorder:
     def follow_grads(self):
         """After a backward: each leaf's .grad as a Traced array, so that Python's work on it
         inside the step (clipping: g *= scale) is captured too."""
-        for leaf in {id(leaf): leaf for leaf in self.leaves}.values():
-            if leaf.grad is not None and leaf.grad.__class__ is not Traced:
-                view = self.follow(leaf.grad)
-                self.emit("grad", self.leaf_ref(leaf), view.reg)
-                leaf.grad = view
+        with seams.plan_writes_grads():
+            for leaf in {id(leaf): leaf for leaf in self.leaves}.values():
+                if leaf.grad is not None and leaf.grad.__class__ is not Traced:
+                    view = self.follow(leaf.grad)
+                    self.emit("grad", self.leaf_ref(leaf), view.reg)
+                    leaf.grad = view
 
     def plain_grads(self):
         """Leaves' .grad back to plain arrays (the same memory): for an optimiser's kernels, and the user."""
-        for leaf in self.leaves:
-            if leaf.grad.__class__ is Traced:
-                leaf.grad = leaf.grad.view(np.ndarray)
+        with seams.plan_writes_grads():
+            for leaf in self.leaves:
+                if leaf.grad.__class__ is Traced:
+                    leaf.grad = leaf.grad.view(np.ndarray)
 
     def call(self, method, *args, **kwargs):
         """An optimiser's step or zero_grad: run now, and again at replay."""

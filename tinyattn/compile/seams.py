@@ -6,6 +6,9 @@ original back; outside a capture nothing here runs and the engine never knows it
     Function.apply                 every op's forward
     Tensor.backward                refuses retain_graph=True and ta.autograd.trace; follows .grad after
     Tensor.register_hook/retain_grad   refused: a replay runs no hooks
+    Tensor.grad                    the step's Python assigning a leaf's .grad (p.grad = None) is refused:
+                                   a replay would not repeat the assignment (the walk's, zero_grad's
+                                   and the capture's own writes pass)
     Tensor's in-place changes      refused in the graph through a view (x[:, 0].mul_(2)): that gives
                                    the base a new history (CopySlices) and renews older views of
                                    it when backward reaches them, which the capture cannot follow
@@ -51,6 +54,7 @@ _step, _zero_grad, _module_zero_grad = Optimizer.step, Optimizer.zero_grad, Modu
 _schedule_step = _Schedule.step
 _module_call = Module.__call__
 _register_hook, _retain_grad = Tensor.register_hook, Tensor.retain_grad
+_grad_slot = Tensor.grad  # the slot's descriptor (Tensor has __slots__)
 _change_in_place = InPlaceOps._change_in_place
 _np_asarray, np_array, _np_contiguous = np.asarray, np.array, np.ascontiguousarray
 
@@ -86,9 +90,31 @@ def _seam_backward(self, grad=None, retain_graph=False):
         _active.stop("backward(retain_graph=True): a replayed step keeps no graph")
     if _active is not None and _walk.recording() is not None:
         _active.stop("ta.autograd.trace() watches the walk, which a replay does not run")
-    _tensor_backward(self, grad, retain_graph)
+    with plan_writes_grads():  # the walk sets each leaf's .grad, as a replay's "leaf" instructions do
+        _tensor_backward(self, grad, retain_graph)
     if _active is not None:
         _active.follow_grads()
+
+
+def _seam_grad_write(tensor, value):
+    if (_active is not None and not _active.depth and not _active.writing_grads
+            and getattr(tensor, "requires_grad", False) and getattr(tensor, "_ctx", None) is None):
+        _active.stop("the step assigns a leaf's .grad in Python (p.grad = ...), which a replay would not "
+                     "repeat: call opt.zero_grad() or model.zero_grad(), or change .grad in place (p.grad *= s)")
+    _grad_slot.__set__(tensor, value)
+
+
+class plan_writes_grads:
+    """Writes of .grad inside the block are the plan's own (the walk's, the capture's)."""
+
+    def __enter__(self):
+        self.recorder = _active
+        if self.recorder is not None:
+            self.recorder.writing_grads += 1
+
+    def __exit__(self, *exc):
+        if self.recorder is not None:
+            self.recorder.writing_grads -= 1
 
 
 def _seam_module_call(self, *args, **kwargs):
@@ -199,6 +225,7 @@ def install(recorder):
     _active = _traced.recorder = recorder
     Function.apply = classmethod(_seam_apply)
     Tensor.backward = _seam_backward
+    Tensor.grad = property(_grad_slot.__get__, _seam_grad_write)
     Optimizer.step = lambda self: recorder.call(_step.__get__(self))
     Optimizer.zero_grad = lambda self, *a, **k: recorder.call(_zero_grad.__get__(self), *a, **k)
     Module.zero_grad = lambda self, *a, **k: recorder.call(_module_zero_grad.__get__(self), *a, **k)
@@ -221,6 +248,7 @@ def remove(recorder):
     _active = _traced.recorder = None
     Function.apply = classmethod(original_apply)
     Tensor.backward = _tensor_backward
+    Tensor.grad = _grad_slot
     Optimizer.step, Optimizer.zero_grad, Module.zero_grad = _step, _zero_grad, _module_zero_grad
     _Schedule.step = _schedule_step
     Module.__call__ = _module_call
