@@ -101,6 +101,12 @@ SECTIONS = [
             "backward, float32, the two sides alternating; PyTorch's cell and layer beside them."),
     Section("softmax", "Softmax and log-softmax", "bench_softmax.py", [], [],
             "The softmax kernel's forward + backward against the numpy reference and torch."),
+    Section("array_kernels", "Small kernels, page faults, attribute reads", "bench_array_kernels.py",
+            ["--rounds", "7"], ["--rounds", "2"],
+            "The facts the array functions rely on: sums as a product with ones, the two broadcast "
+            "products and the outer product against numpy's own call; malloc's page faults a training "
+            "step (ops/memory.py); what a __getattr__ would cost every Tensor attribute read "
+            "(autograd/spellings.py)."),
 ]
 
 OLDER_TREE = Section(
