@@ -7,6 +7,8 @@ malloc's page faults, and what a __getattr__ would cost every Tensor attribute r
   broadcast products   ops/kernels/broadcast_products.py's multiply against numpy's x * s
   outer product        ops/kernels/matmul.py's matmul on (64, 14, 1) @ (64, 1, 128) against a * b
                        and np.matmul
+  grad_where           autograd/rules_elementwise.py's product with the mask (and its NaN check)
+                       against np.where(keep, g, 0)
   page faults          bench_seq2seq.py's tinyattn step, 40 steps after 10, minor page faults and
                        ms a step, malloc keeping freed memory (ops/memory.py) and TINYATTN_MALLOC=system,
                        each in its own process, alternating
@@ -30,6 +32,7 @@ import numpy as np  # noqa: E402
 from _timing import markdown_table  # noqa: E402
 
 import tinyattn as ta  # noqa: E402
+from tinyattn.autograd.rules_elementwise import grad_where  # noqa: E402
 from tinyattn.ops.kernels import broadcast_products, matmul, sums  # noqa: E402
 
 FAULT_STEPS, FAULT_WARMUP = 40, 10
@@ -47,7 +50,8 @@ def _pair(name, kernel, numpy_side, rounds, number=2000):
             times[side].append(_best_us((kernel, numpy_side)[side], number))
     ours, theirs = (float(np.median(t)) for t in times)
     return {"row": name, "kernel us": f"{ours:.1f} ({min(times[0]):.1f}-{max(times[0]):.1f})",
-            "numpy us": f"{theirs:.1f} ({min(times[1]):.1f}-{max(times[1]):.1f})", "numpy / kernel": f"{theirs / ours:.2f}"}
+            "numpy us": f"{theirs:.1f} ({min(times[1]):.1f}-{max(times[1]):.1f})",
+            "numpy / kernel": f"{theirs / ours:.2f}"}
 
 
 def kernel_rows(rounds):
@@ -63,8 +67,12 @@ def kernel_rows(rounds):
         rows.append(_pair(f"sum {shape} over {axes}", lambda x=x, a=axes: sums.sum_over(x, a),
                           lambda x=x, a=axes: x.sum(axis=a), rounds))
     for x, s in ((f32(768, 128), f32(768, 1)), (f32(768, 64), f32(64))):
-        rows.append(_pair(f"broadcast product {x.shape} * {s.shape}", lambda x=x, s=s: broadcast_products.multiply(x, s),
+        rows.append(_pair(f"broadcast product {x.shape} * {s.shape}",
+                          lambda x=x, s=s: broadcast_products.multiply(x, s),
                           lambda x=x, s=s: x * s, rounds))
+    g, keep = f32(64, 256, 256), rng.random((64, 256, 256)) < 0.5
+    rows.append(_pair("grad_where (64, 256, 256) against np.where", lambda: grad_where(keep, g),
+                      lambda: np.where(keep, g, 0), rounds, number=20))
     a, b = f32(64, 14, 1), f32(64, 1, 128)
     rows.append(_pair("outer product (64, 14, 1) @ (64, 1, 128) against a * b", lambda: matmul.matmul(a, b),
                       lambda: a * b, rounds))
@@ -119,7 +127,8 @@ def fault_rows(processes):
                            ("system", "TINYATTN_MALLOC=system")):
         faults, ms = zip(*results[setting])
         rows.append({"row": f"page faults, {label}", "minor page faults a step": f"{np.median(faults):.0f} "
-                     f"({min(faults):.0f}-{max(faults):.0f})", "ms a step": f"{np.median(ms):.2f} ({min(ms):.2f}-{max(ms):.2f})"})
+                     f"({min(faults):.0f}-{max(faults):.0f})",
+                     "ms a step": f"{np.median(ms):.2f} ({min(ms):.2f}-{max(ms):.2f})"})
     return rows
 
 
@@ -132,7 +141,8 @@ if __name__ == "__main__":
         _faults_child()
     else:
         load_before = os.getloadavg()[0]
-        kernels, faults, reads = kernel_rows(args.rounds), fault_rows(max(2, args.rounds // 2)), attribute_rows(args.rounds)
+        kernels, faults = kernel_rows(args.rounds), fault_rows(max(2, args.rounds // 2))
+        reads = attribute_rows(args.rounds)
         print(f"{args.rounds} rounds, the two sides alternating; load average {load_before:.2f} before, "
               f"{os.getloadavg()[0]:.2f} after; BLAS threads {ta.blas_threads()}\n")
         print(markdown_table(kernels, ["row", "kernel us", "numpy us", "numpy / kernel"]) + "\n")

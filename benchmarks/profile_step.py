@@ -47,6 +47,16 @@ def group(filename, name):
     return "other Python"
 
 
+def _short(filename):
+    """A profile entry's file as a reader finds it: from the repository or from site-packages."""
+    if filename == "~":
+        return ""
+    path = filename.replace(os.sep, "/")
+    if "site-packages/" in path:
+        return path.split("site-packages/", 1)[1]
+    return os.path.relpath(filename, os.path.dirname(HERE))
+
+
 def profile(model, steps, engine="compiled"):
     import torch
 
@@ -70,8 +80,7 @@ def profile(model, steps, engine="compiled"):
         key = group(filename, name)
         seconds, count = groups.get(key, (0.0, 0))
         groups[key] = (seconds + tottime, count + calls)
-        entries.append((tottime, calls, f"{os.path.relpath(filename, os.path.dirname(HERE)) if filename != '~' else ''}"
-                        f"{':' + str(line) if line else ''} {name}".strip(), key))
+        entries.append((tottime, calls, f"{_short(filename)}{':' + str(line) if line else ''} {name}".strip(), key))
         total += tottime
     rows = [{"group": key, "ms per step": f"{seconds / steps * 1e3:.2f}", "share": f"{seconds / total:.0%}",
              "calls per step": f"{count / steps:.0f}"}
