@@ -1,8 +1,8 @@
 """Run the benchmarks and write benchmarks/RESULTS.md: every figure in it measured by this one command
 at the tree its header names.
 
-    python benchmarks/write_results.py                       # the whole file: about 15 minutes on 2 cores
-    python benchmarks/write_results.py --quick               # few rounds: a smoke test (about 5 minutes)
+    python benchmarks/write_results.py                       # the whole file: 14 minutes on 2 busy cores
+    python benchmarks/write_results.py --quick               # few rounds: a smoke test (6-9 minutes)
     python benchmarks/write_results.py --only compiled --only seq2seq   # some sections (the file holds only them)
     python benchmarks/write_results.py --older-tree 0c047e2  # adds eager against that commit's package
 
