@@ -1,6 +1,6 @@
 """Each element-wise kernel of the fast path against PyTorch's own op, one thread each, interleaved.
 
-    python benchmarks/bench_kernels_vs_torch.py [--rounds 9] [--write]
+    python benchmarks/bench_kernels_vs_torch.py [--rounds 9]
 
 The kernels are the compiled ones of fast_path.TABLE (tinyattn/ops/kernels/), called directly,
 also where the door sends a dtype to the reference instead (float64 gate forwards); torch's side
@@ -26,7 +26,7 @@ kernel that does not beat it leaves the table). A timing is the best of --repeat
 long enough to take --min-time, by the thread's CPU time (the machine is shared: CPU time counts
 what a call computes, not how long it waited for a core; --wall for wall clock). The table gives
 each engine's median over rounds with its range, and the median and range of the per-round ratio
-tinyattn / torch (< 1: tinyattn faster). --write puts the table, the CPU model and the load into
+tinyattn / torch (< 1: tinyattn faster). benchmarks/write_results.py puts the table into
 benchmarks/RESULTS.md's section "Kernels against PyTorch's own ops".
 """
 import os
@@ -37,7 +37,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import platform  # noqa: E402
-import re  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -51,10 +50,6 @@ from _timing import markdown_table  # noqa: E402
 
 from tinyattn.ops import fast_path, reference  # noqa: E402
 from tinyattn.ops.kernels import gelu, layer_norm, recurrent_gates  # noqa: E402
-
-SECTION = "## Kernels against PyTorch's own ops"
-RESULTS = os.path.join(os.path.dirname(__file__), "RESULTS.md")
-
 
 def cpu_model():
     with open("/proc/cpuinfo") as f:
@@ -254,20 +249,6 @@ def run(rounds, min_time, dtypes, repeats):
     return rows
 
 
-def write_section(text):
-    """Replace (or append) RESULTS.md's section SECTION up to the next heading: a "### " note
-    under it (what the figures mean) stays."""
-    with open(RESULTS) as f:
-        content = f.read()
-    pattern = re.compile(re.escape(SECTION) + r".*?(?=^##+ |\Z)", re.S | re.M)
-    if pattern.search(content):
-        content = pattern.sub(lambda _: text, content, count=1)
-    else:
-        content = content.rstrip("\n") + "\n\n" + text
-    with open(RESULTS, "w") as f:
-        f.write(content)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=9)
@@ -275,7 +256,6 @@ def main():
     parser.add_argument("--dtype", choices=["float32", "float64", "both"], default="both")
     parser.add_argument("--repeats", type=int, default=3, help="timings per round and side; the best counts")
     parser.add_argument("--wall", action="store_true", help="wall-clock time instead of the thread's CPU time")
-    parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
     args = parser.parse_args()
     dtypes = [np.float32, np.float64] if args.dtype == "both" else [getattr(np, args.dtype)]
     global CLOCK
@@ -292,8 +272,6 @@ def main():
               f"{'wall clock' if args.wall else 'the thread CPU time'}: times are medians (range) over rounds, "
               f"the ratio tinyattn / torch is the median (range) of the per-round ratios (< 1: tinyattn faster).")
     print(header + "\n\n" + table)
-    if args.write:
-        write_section(f"{SECTION}\n\n{header}\n\n{table}\n\n")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,7 @@ shared machine falls on all of them; the table gives each engine's median and ra
 rounds' ms per step, and the median (and range) of the per-round ratios to PyTorch and to
 this tree. An older tree is `git archive <commit> tinyattn` of this repository, imported as
 tinyattn_<commit> (as compare_trees.py does); a model an older tree cannot run is reported, not
-adapted. All thread pools are set to 1 before numpy loads (a child process when called from
-run_all.py) and torch.set_num_threads(1).
+adapted. All thread pools are set to 1 before numpy loads and torch.set_num_threads(1).
 """
 import os
 import subprocess
@@ -154,19 +153,6 @@ def profile(name, steps, top=25):
     stats = pstats.Stats(profiler).strip_dirs()
     stats.sort_stats("tottime").print_stats(top)
     stats.sort_stats("cumulative").print_stats(top)
-
-
-def run(rounds=10, steps=5, trees=()):
-    """For run_all.py: measure in a child process (the thread settings must come before numpy loads)."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        print("PyTorch is not installed: nothing to compare against (pip install torch)")
-        return
-    child = subprocess.run([sys.executable, os.path.abspath(__file__), "--rounds", str(rounds), "--steps",
-                            str(steps), "--trees", *trees], env={**os.environ, **ONE_THREAD},
-                           capture_output=True, text=True, check=True)
-    print(child.stdout, end="")
 
 
 if __name__ == "__main__":

@@ -117,7 +117,8 @@ def test_a_missing_pytorch_name_says_so_and_names_the_nearest_spelling():
 
 def test_a_tensor_has_no_getattr_hook():
     """A __getattr__ anywhere in Tensor's classes sends every attribute read, found or not, down
-    CPython's slow path (three reads 50 ns against 13: RESULTS.md, "Other measured facts"): the hints are class attributes."""
+    CPython's slow path (benchmarks/RESULTS.md, "three Tensor attribute reads, a subclass with a __getattr__"): the
+    hints are class attributes."""
     assert not any("__getattr__" in vars(cls) for cls in type(ta.zeros(1)).__mro__)
 
 

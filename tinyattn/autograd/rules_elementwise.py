@@ -606,9 +606,9 @@ def grad_where(keep, g):
     gradient of a branch that was not chosen, a filled place or a clamped entry. A NaN or inf
     upstream (from exp(-inf) * -inf, say) must not turn into NaN through 0 * inf there.
 
-    The product with the bool mask is ~10x faster than numpy's where (float32 (64, 256, 256), a
-    random mask: 1.7 ms against 16; the NaN check adds 0.6), so numpy's where runs only when the
-    product holds a NaN."""
+    The product with the bool mask, NaN check included, is faster than numpy's where
+    (benchmarks/RESULTS.md, "grad_where (64, 256, 256) against np.where"), so numpy's where runs
+    only when the product holds a NaN."""
     with np.errstate(invalid="ignore"):
         kept = g * keep
     if np.isnan(kept.sum()):  # one pass, no allocation: NaN if any entry is (rarely, inf - inf)

@@ -80,8 +80,7 @@ def explain_missing_names(cls):
     """Give `cls` a `_Missing` for each KNOWN name it does not have.
 
     Not a __getattr__: a class with one takes CPython's slow path for every attribute it reads,
-    found or not (three reads of a Tensor's attributes: 50 ns against 13; benchmarks/RESULTS.md,
-    "Other measured facts"). A misspelling
+    found or not (benchmarks/RESULTS.md, "three Tensor attribute reads, a subclass with a __getattr__"). A misspelling
     (x.sofmax) gets Python's own "Did you mean: 'softmax'?" where Python prints the traceback
     (python itself; from Python 3.12 also IPython, Jupyter and pytest); dir() leaves the stand-ins out."""
     for name in KNOWN:

@@ -9,7 +9,7 @@ step, freezing the state of sequences that have ended. Both go through two block
 (ops/blocks.py): `recurrent_step` and `recurrent_sequence`, whose references are below
 (composed_step, composed_sequence): the composed graph, what runs under `ta.fused(False)`. By
 default the same numbers (to 1e-10 in float64) come from fused nodes, which
-benchmarks/bench_recurrent.py measures faster (benchmarks/RESULTS.md, "one current table"): for GRU and
+benchmarks/bench_recurrent.py measures faster (benchmarks/RESULTS.md, "Recurrent fused nodes against their composed graphs"): for GRU and
 LSTM cells one node per step (fused/recurrent_steps.py), and for nn.GRU and nn.LSTM one node per
 direction of a whole sequence (fused/gru_sequence.py, fused/lstm_sequence.py). Parameter names and init follow
 PyTorch, so a PyTorch state_dict loads as it is.

@@ -20,8 +20,7 @@ products (v . hidden for all pairs at once, weights @ values, ...) are BLAS call
 is the softmax of tinyattn/ops/arrays.py, and the two element-wise passes over the (B, Tq, Tk, h) hidden
 tensor, the one place with work per (pair, unit), are `pair_tanh` (forward: numpy, whose SIMD
 tanh beat a Numba loop with fast_tanh when the kernels were written) and `through_pair_tanh`
-(backward: a Numba kernel, 10.5 us against the numpy reference's 47.6; benchmarks/RESULTS.md,
-"one current table", bench_fused.py's row).
+(backward: a Numba kernel; benchmarks/RESULTS.md, "through_pair_tanh (attention backward pass)").
 """
 
 import numpy as np

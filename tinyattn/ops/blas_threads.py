@@ -3,10 +3,9 @@
 tinyattn's models multiply small matrices (64 x 64 weights, batches of 32 x 64 rows), hundreds
 of products a training step. OpenBLAS, numpy's BLAS, splits a product over every core and keeps
 its worker threads spinning between products; on a busy 2-core machine the workers and the
-Python thread fight for the same cores, and a GPT step ran 5x slower with numpy's default than
-with one thread (benchmarks/RESULTS.md, "BLAS threads"; bench_blas_threads.py). With a core
-free, one thread cost the GPT step nothing and the translation step ~17 % at best; big products
-lose most (a 1024 x 1024 matmul, 2x).
+Python thread fight for the same cores, and a training step runs slower with numpy's default
+than with one thread; with a core free, one thread costs the small models' steps little and big
+products most (benchmarks/bench_blas_threads.py measures both: benchmarks/RESULTS.md, "BLAS threads").
 
 Setting OPENBLAS_NUM_THREADS from tinyattn would be too late: OpenBLAS reads it once, when numpy
 loads, and a script usually imports numpy first. So on import tinyattn finds the OpenBLAS

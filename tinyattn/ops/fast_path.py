@@ -14,7 +14,8 @@ A door runs the kernel `name` of tinyattn/ops/kernels/<module>.py when `worth` s
 benchmarks found it faster for such arguments and `kernel_takes` (the one rule: every float
 array float32 or float64 of one dtype, contiguous if the kernel needs it) allows it; the
 reference otherwise. A kernel module is imported, and so Numba loaded, on the first call that
-runs one of its kernels, never on import. benchmarks/RESULTS.md gives each kernel's figure.
+runs one of its kernels, never on import. benchmarks/RESULTS.md, "Kernels against PyTorch's own ops"
+and "Fused kernels against their numpy references", gives the kernels' figures.
 """
 import importlib
 

@@ -4,15 +4,16 @@ A training step makes the same arrays, of the same sizes, every time, and frees 
 the next step. By default glibc's malloc gives an array of more than 128 KB its own fresh
 pages from the system (mmap) and returns them when it is freed, and it trims the free top of
 its heap soon after; the next step then touches new pages, and each first touch is a page
-fault. On this project's 2-core VM the translation model took ~1,100-1,200 page faults per
-training step, ~2 ms of its 10 (benchmarks/RESULTS.md, "one current table", page faults row).
+fault: the translation model's step takes a page fault per fresh page, against a handful with
+the memory kept (benchmarks/RESULTS.md, "page faults, TINYATTN_MALLOC=system").
 
 So `keep_freed_memory()`, on Linux with glibc, asks malloc to serve arrays of up to 32 MB from its
 heap and to keep up to 64 MB of freed heap for reuse (`mallopt`, the same settings as the
 environment variables MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=67108864). This
 holds for the whole process, for memory that numpy, PyTorch or anything else allocates, so it
-is never done on import: ta.train.fit calls it when training starts (the translation model's
-step: 7.95-8.30 against 10.0-10.4 ms with the system's malloc, same row), and a loop of your own can call
+is never done on import: ta.train.fit calls it when training starts (the step's time with and
+without: benchmarks/RESULTS.md, "page faults, malloc keeping freed memory (the default in fit)"),
+and a loop of your own can call
 ta.ops.keep_freed_memory(). TINYATTN_MALLOC=system makes it do nothing.
 """
 import ctypes

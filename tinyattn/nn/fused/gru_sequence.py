@@ -7,8 +7,8 @@ until its last word). Step by step that is one graph node per step, and each nod
 computes every row, finished or not. This node sorts the sentences longest first, so that at
 step t the running ones are the first n_t rows, and computes only those: what PyTorch's
 packed sequences do. With the translation model's batches, whose sentences average about half
-of the longest, that is about half the work (a layer of T = 30 with lengths: 3.8 against 8.2 ms
-forward + backward step by step; benchmarks/RESULTS.md, "one current table", recurrent nodes row).
+of the longest, that is about half the work (a layer of T = 30 with lengths against the composed
+steps: benchmarks/RESULTS.md, "GRU layer T=30, lengths").
 
 The answer is the step-by-step one, the composed graph nn/recurrent.py builds under
 `ta.fused(False)` (composed_sequence: one GRURule step, nn/gru.py, and one where() per

@@ -7,8 +7,8 @@ attention code writes all the time then cost one short loop per row:
                               a mask or a normaliser per row
     x (..., n) * v (n,)       one number per column: the additive score's v, LayerNorm's gain
 
-(768, 128) * (768, 1) takes numpy 14.3 us and one Numba pass 6.5; (768, 64) * (64,) 6.6 and 3.4
-(benchmarks/RESULTS.md, "one current table", broadcast products row).
+numpy loops over the rows of both; one Numba pass is faster at this project's shapes
+(benchmarks/RESULTS.md, "broadcast product (768, 128) * (768, 1)" and the row below it).
 Every other product (same shapes, the usual case, mixed dtypes, or any other broadcast) is
 numpy's a * b, which is also the reference (tinyattn/ops/reference.py). Both give numpy's bits.
 

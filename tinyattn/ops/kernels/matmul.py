@@ -1,13 +1,11 @@
 """Batched matrix products, C = A @ B with numpy's broadcasting rules: BLAS through np.matmul.
 
 Every product of tinyattn comes here. A Numba GEMM kernel was measured against OpenBLAS and
-lost on every shape tried (benchmarks/RESULTS.md, "Other measured facts"; git history keeps
-it). One case is faster without BLAS: an inner size of 1, where each c_ij is the single
-product a_i1 b_1j, so C is an outer product per batch entry (the gradient of the values in an
+lost on every shape tried (commit 9a66814 and git history keep it, figures included). One case
+is faster without BLAS: an inner size of 1, where each c_ij is the single product a_i1 b_1j, so C is an outer product per batch entry (the gradient of the values in an
 attention step that reads one query, (B, S, 1) @ (B, 1, D)). np.matmul runs a batched loop for
-it and the broadcast product A * B pays numpy's per-row loop overhead (22.6 us for
-(64, 14, 1) @ (64, 1, 128), np.matmul 105); `_outer_kernel` writes it in one pass (5.3 us;
-benchmarks/RESULTS.md, "one current table", outer product row).
+it and the broadcast product A * B pays numpy's per-row loop overhead; `_outer_kernel` writes it
+in one pass (benchmarks/RESULTS.md, "outer product (64, 14, 1) @ (64, 1, 128) against a * b").
 """
 import numba
 import numpy as np

@@ -42,11 +42,11 @@ from .fast_exp import exp_nonpositive, fast_exp
 # written once. No fastmath but REORDER_SUMS (below) on row sums: full fastmath lets LLVM assume
 # there are no infinities, and masks and -inf inputs rely on them. Arithmetic stays in the input dtype.
 #
-# What makes them fast (measured: ~9 ns per entry before, see benchmarks/bench_softmax.py):
+# What makes them fast (benchmarks/RESULTS.md, "Softmax and log-softmax"; the figures measured
+# while writing each point are in this file's git history):
 #  * exp is fast_exp (fast_exp.py), plain arithmetic that LLVM vectorizes, where math.exp
-#    is one libm call per entry (~3 ns float32, ~9 ns float64); the forward's x - max, once the
-#    entries below ln(smallest normal) are set aside, needs none of its edges: exp_nonpositive
-#    (20 % of a (32, 4, 64, 64) forward);
+#    is one libm call per entry; the forward's x - max, once the entries below ln(smallest
+#    normal) are set aside, needs none of its edges: exp_nonpositive;
 #  * the max uses 8 independent accumulators: without fastmath LLVM may not reorder a single
 #    chain, so it runs one compare per latency, not vectorized; eight partial maxima are legal
 #    IEEE code with 8x the parallelism. Sums may be reordered (REORDER_SUMS), so LLVM vectorizes them;
@@ -86,8 +86,8 @@ def _max8(x):
 
 # A row sum may be reordered and its multiply-adds fused: fastmath with only "reassoc" and
 # "contract", never "nnan" or "ninf", so infinities and NaNs still propagate as IEEE says while
-# LLVM vectorizes the sum itself. Sums are in the input dtype, as numpy's reference: 2x faster
-# than float64 sums over 8 partial sums on rows of 64 (benchmarks/bench_kernels_vs_torch.py). The
+# LLVM vectorizes the sum itself. Sums are in the input dtype, as numpy's reference: faster than
+# float64 sums over 8 partial sums on rows of 64 when measured (this file's git history). The
 # forward reorders only its sum of exponentials (each in [0, 1], or NaN); its masks and -inf
 # entries pass through strict code.
 REORDER_SUMS = {"reassoc", "contract"}
@@ -148,8 +148,9 @@ def _forward_kernel(x, log, mask, lead_shape, mask_strides, row0, out, bufs):
         # the exponentials, each in [0, 1]; exactly 0 for -inf (so for excluded entries).
         # log-softmax needs only their sum and reads x again below (never masked).
         # Below ln(smallest normal) an exponential is subnormal or 0, and making one (every masked
-        # -inf entry does) costs the CPU a slow microcode assist: a masked (64, 64) causal softmax
-        # took 1.13 ms, 0.45 unmasked. Those entries are 0 to within 1e-38 of a sum >= 1: write 0.
+        # -inf entry does) costs the CPU a slow microcode assist: a masked causal softmax took over
+        # twice an unmasked one (this file's git history). Those entries are 0 to within 1e-38 of a
+        # sum >= 1: write 0.
         for j in range(n):
             d = xr[j] - m
             e = exp_nonpositive(zero if d < lowest else d)  # (a NaN d is not < lowest: it stays NaN)
@@ -187,12 +188,12 @@ def _backward_kernel(y, g, log, out):
 
 # ----------------------------------------------------------------------------- wrappers
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # the second of two threads
-_SPLIT_MIN = 1 << 20  # entries. Waking the pool thread costs 100-250 us on our VM, and the second
-# thread pays only while the other core is idle: quiet, two threads won from 2^18 entries (668 vs
-# 766 us fwd+bwd); with load average 2 on 2 cores they lost at 2^19 (2.09 vs 1.72 ms median, a
-# GPT step's attention) and won at 2^21 (11.8 vs 15.2 ms).
+_SPLIT_MIN = 1 << 20  # entries. Waking the pool thread has a fixed cost, and the second thread
+# pays only while the other core is idle: quiet, two threads won from 2^18 entries; with load
+# average 2 on 2 cores they lost at 2^19 (a GPT step's attention) and won at 2^21 (the timings
+# are in this file's git history).
 # The threads Numba may use (NUMBA_NUM_THREADS, every core by default): NUMBA_NUM_THREADS=1, as
-# the one-thread benchmarks set, keeps softmax on one. Read once, as os.cpu_count() costs ~50 us.
+# the one-thread benchmarks set, keeps softmax on one. Read once: os.cpu_count() asks the system each time.
 _THREADS = min(numba.config.NUMBA_NUM_THREADS, os.cpu_count() or 1)
 
 

@@ -9,10 +9,10 @@ C the axes after. Then
                 =  ones(1, N) @ x (A, N, C)        otherwise   (one small product per a)
 
 numpy's own sum walks a short axis element by element, per row: on this project's shapes
-(summing 12 attention scores, 64 hidden units) the products are 2.3-3.6x faster over a last
-or middle axis; over the first axis numpy adds whole rows and wins or ties ((64, 192): 3.0
-against 2.1 us; benchmarks/RESULTS.md, "one current table", sums row). BLAS adds in float32 with several accumulators
-rather than numpy's pairwise order, so the last bits can differ; a sum over more than 2^16
+(summing 12 attention scores, 64 hidden units) the products are faster over a last or middle
+axis; over the first axis numpy adds whole rows and wins or ties (benchmarks/RESULTS.md,
+"Small kernels, page faults, attribute reads": the rows "sum ... over (0,)"). BLAS adds in
+float32 with several accumulators rather than numpy's pairwise order, so the last bits can differ; a sum over more than 2^16
 numbers, or over every axis (a loss), stays numpy's, whose pairwise order loses less.
 """
 import math

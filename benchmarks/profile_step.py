@@ -1,0 +1,104 @@
+"""Where a compiled training step's time goes: cProfile of one of bench_compiled.py's models, grouped.
+
+    python benchmarks/profile_step.py composed|classifier|gpt [--steps 40] [--engine compiled|eager]
+
+The step is bench_compiled.py's (zero_grad, forward, backward compiled; clipping and Adam after),
+one thread (`import tinyattn` gives OpenBLAS one; torch and Numba are set to one). The profile's
+own time per function (tottime) is summed into groups: the BLAS products, the Numba kernels
+(tinyattn/ops/kernels/), other numpy calls, the generated replay, tinyattn's Python by folder, and
+the rest; then the top entries. cProfile adds a cost to
+every Python call, so Python's share reads high: the groups say where to look, not a step's time.
+"""
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_compiled  # noqa: E402
+from _timing import markdown_table  # noqa: E402
+
+ENGINES = {"composed": bench_compiled.composed_engines, "classifier": bench_compiled.classifier_engines,
+           "gpt": bench_compiled.gpt_engines}
+PRODUCTS = {"matmul", "dot", "einsum", "tensordot", "inner", "vdot"}
+
+
+def group(filename, name):
+    """The group a profile entry's own time belongs to. numpy's ufuncs (np.matmul, a * b) make no
+    profile entry of their own: their time is their caller's, so ops/reference.py's one-line
+    wrappers stand for them, and the generated replay's own time holds the ufuncs it calls inline."""
+    path = filename.replace(os.sep, "/")
+    if "tinyattn/ops/kernels/" in path:
+        return "Numba kernels (ops/kernels/)"
+    if path.endswith("tinyattn/ops/reference.py"):
+        return ("BLAS products (ops/reference.py matmul: np.matmul)" if name in PRODUCTS
+                else "numpy calls through ops/reference.py")
+    if filename == "~":
+        return "numpy methods and functions" if "numpy" in name else "Python built-ins"
+    if "numpy" in path:
+        return "numpy methods and functions"
+    if "/tinyattn/" in path:
+        return "tinyattn Python: " + path.split("/tinyattn/", 1)[1].split("/")[0].replace(".py", "") + "/"
+    if path.startswith("<"):
+        return "the generated replay (with the ufuncs it calls inline)"
+    return "other Python"
+
+
+def _short(filename):
+    """A profile entry's file as a reader finds it: from the repository or from site-packages."""
+    if filename == "~":
+        return ""
+    path = filename.replace(os.sep, "/")
+    if "site-packages/" in path:
+        return path.split("site-packages/", 1)[1]
+    return os.path.relpath(filename, os.path.dirname(HERE))
+
+
+def profile(model, steps, engine="compiled"):
+    import torch
+
+    torch.set_num_threads(1)
+    step, batches = ENGINES[model]()[engine]
+    run = bench_compiled._runner(step, batches)
+    for _ in range(24):  # as bench_compiled.measure: Numba, then two captures of every batch shape
+        run()
+    start = time.perf_counter()
+    for _ in range(steps):
+        run()
+    plain_ms = (time.perf_counter() - start) / steps * 1e3
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        run()
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    groups, entries, total = {}, [], 0.0
+    for (filename, line, name), (_, calls, tottime, _, _) in stats.stats.items():
+        key = group(filename, name)
+        seconds, count = groups.get(key, (0.0, 0))
+        groups[key] = (seconds + tottime, count + calls)
+        entries.append((tottime, calls, f"{_short(filename)}{':' + str(line) if line else ''} {name}".strip(), key))
+        total += tottime
+    rows = [{"group": key, "ms per step": f"{seconds / steps * 1e3:.2f}", "share": f"{seconds / total:.0%}",
+             "calls per step": f"{count / steps:.0f}"}
+            for key, (seconds, count) in sorted(groups.items(), key=lambda item: -item[1][0])]
+    print(f"{engine} step of {model}: {plain_ms:.2f} ms per step unprofiled, {total / steps * 1e3:.2f} ms "
+          f"under cProfile; {steps} steps, load average {os.getloadavg()[0]:.2f}\n")
+    print(markdown_table(rows, ["group", "ms per step", "share", "calls per step"]))
+    print()
+    top = [{"function (own time)": where.replace("|", "/"), "ms per step": f"{t / steps * 1e3:.2f}",
+            "calls per step": f"{c / steps:.0f}", "group": key}
+           for t, c, where, key in sorted(entries, reverse=True)[:12]]
+    print(markdown_table(top, ["function (own time)", "ms per step", "calls per step", "group"]))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", choices=sorted(ENGINES))
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--engine", choices=["compiled", "eager", "PyTorch"], default="compiled")
+    args = parser.parse_args()
+    profile(args.model, args.steps, args.engine)
