@@ -96,8 +96,8 @@ def composed_engines():
         ops = bench_composed._tinyattn_ops()
         # ops.linear is LinearFunction.apply bound once; ta.compile sees an op through Function.apply
         # looked up when it is called (as tinyattn's own layers call it)
-        ops.linear = lambda *args: ta.nn.linear.LinearFunction.apply(*args)
-        ops.embedding = lambda w, ids, pad: ta.nn.embedding.EmbeddingFunction.apply(w, ids, pad)
+        ops.linear = lambda *args: ta.nn.LinearFunction.apply(*args)
+        ops.embedding = lambda w, ids, pad: ta.nn.EmbeddingFunction.apply(w, ids, pad)
         params = {key: ops.tensor(array.copy()) for key, array in weights.items()}
         opt = ops.adam(list(params.values()))
         loss = lambda s, l, t, p=params, o=ops: bench_composed.translation_loss(o, p, s, l, t, PAD)  # noqa: E731
