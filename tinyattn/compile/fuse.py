@@ -35,7 +35,7 @@ import sys
 
 import numpy as np
 
-from .capture import Reg
+from .capture import Out, Reg
 from .seams import ArrayCall
 
 EXACT = {np.add: "({} + {})", np.subtract: "({} - {})", np.multiply: "({} * {})", np.true_divide: "({} / {})",
@@ -50,9 +50,24 @@ TOLERANCE = 1e-6  # relative, float32: what a run with a transcendental call is 
 MODES = ("exact", "all", False)
 
 CACHE = os.environ.get("TINYATTN_FUSION_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "tinyattn", "fusion")
-HEADER = ("import numpy as np\nfrom numba import njit\n"
-          "from tinyattn.ops.kernels.fast_activations import fast_sigmoid, fast_tanh\n"
-          "from tinyattn.ops.kernels.fast_exp import fast_exp\n\n\n")
+HEADER = '''import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from tinyattn.ops.kernels.fast_activations import fast_sigmoid, fast_tanh
+from tinyattn.ops.kernels.fast_exp import fast_exp
+
+
+def item(x):
+    """A 0-d operand's value: a register the capture saw as a 0-d array may be a numpy scalar at replay."""
+
+
+@overload(item)
+def _item(x):
+    return (lambda x: x[()]) if isinstance(x, types.Array) else (lambda x: x)
+
+
+'''
 _loops = {}  # source -> the compiled dispatcher, once per process
 
 
@@ -133,10 +148,11 @@ def find_runs(code, values, mode, exact_sigmoid):
     return runs
 
 
-def fuse(code, wheres, values, kept, mode="exact", exact_sigmoid=True):
-    """The code with each run replaced by one call of its fused loop; the wheres to match; the runs."""
+def fuse(code, wheres, values, kept, result, mode="exact", exact_sigmoid=True):
+    """The code with each run replaced by one call of its fused loop; the wheres to match; the runs;
+    the result template with each value read at the end renumbered to its instruction's new place."""
     if not mode:
-        return code, wheres, []
+        return code, wheres, [], result
     last = {}
     for index, ins in enumerate(code):
         for reg in _reads(ins):
@@ -150,7 +166,21 @@ def fuse(code, wheres, values, kept, mode="exact", exact_sigmoid=True):
         new_wheres.append(wheres[start])
         fused.append(Run(names, all(exact for _, exact in formulas), len(ins[4])))
         at = stop
-    return new_code + code[at:], new_wheres + wheres[at:], fused
+    moved = {}
+    for new_index, ins in enumerate(new_code + code[at:]):
+        moved[id(ins)] = new_index
+    return new_code + code[at:], new_wheres + wheres[at:], fused, _renumber(result, code, moved)
+
+
+def _renumber(template, code, moved):
+    """Out("read", i) -> Out("read", where instruction i is now)."""
+    if isinstance(template, Out):
+        return Out("read", moved[id(code[template.index])]) if template.kind == "read" else template
+    if template.__class__ in (tuple, list):
+        return template.__class__(_renumber(t, code, moved) for t in template)
+    if template.__class__ is dict:
+        return {k: _renumber(v, code, moved) for k, v in template.items()}
+    return template
 
 
 def _reads(ins):
@@ -196,7 +226,7 @@ def _loop(run, formulas, values, kept, last, stop):
                 at.append(index[axis] if full else "0")
                 if full:
                     sizes[axis] = f"{name}.shape[{d}]"
-            body.append(f"x{name} = {name}[{', '.join(at)}{',' if len(at) == 1 else ''}]" if at else f"x{name} = {name}[()]")
+            body.append(f"x{name} = {name}[{', '.join(at)}{',' if len(at) == 1 else ''}]" if at else f"x{name} = item({name})")
         return "x" + inputs[key]
 
     for number, (ins, (formula, _)) in enumerate(zip(run, formulas)):

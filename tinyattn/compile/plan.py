@@ -129,8 +129,9 @@ class Plan:
         # fusion (fuse.py): runs of element-wise calls become one generated loop each; the plan is
         # the fused code (sigmoid's kernel is fast_sigmoid itself only under the numba backend)
         self.captured = len(recorder.code)
-        self.code, self.wheres, self.fused = fuse(recorder.code, recorder.wheres, recorder.values,
-                                                  result_reads(result, set()), fusion, get_backend() == "numba")
+        self.code, self.wheres, self.fused, result = fuse(recorder.code, recorder.wheres, recorder.values,
+                                                          result_reads(result, set()), result, fusion,
+                                                          get_backend() == "numba")
         self.inputs = [(position, kind, reg) for position, kind, reg, _ in recorder.inputs]
         self.modules = list(recorder.modules.values())
         self.outside = recorder.outside
