@@ -114,6 +114,22 @@ def test_exact_loop_over_many_values_and_strided_views():
     assert np.array_equal(got[1], expected[1])
 
 
+def gates(g, h):
+    """Column slices of one contiguous array (a GRU's gates): the loop reads g at offsets."""
+    return g[:, :7] * h + g[:, 7:14] / (g[:, 14:] - 3.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_slices_of_a_contiguous_array_are_read_through_it(dtype):
+    def make(rng):
+        return _values(rng, (5, 21), dtype), _values(rng, (5, 7), dtype)
+    with np.errstate(all="ignore"):
+        eager, compiled, step = _replayed(gates, make, "exact")
+    assert all(np.array_equal(_bits(e), _bits(c)) for e, c in zip(eager, compiled))
+    (run,) = _plans(step)[0].fused
+    assert run.names.count("getitem") == 3 and run.exact
+
+
 def test_transcendental_runs_within_tolerance_in_float32_and_only_under_all():
     make = _make(((64, 300), (64, 300), (64, 300), (64, 300)), np.float32)
     with np.errstate(all="ignore"):

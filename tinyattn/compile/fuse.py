@@ -18,9 +18,11 @@ Two kinds of run (ta.compile(fn, fuse=...)):
   all     also tanh, exp and sigmoid under the numpy backend, through fast_activations.py's scalar
           functions: within 1e-6 relative of numpy's in float32 (tests/test_compile_fusion.py
           measures it), so the step equals eager within that, not bit for bit.
-A run fuses where its array operands are C-contiguous (or 0-d) as captured: on a strided view (a
-gate's columns) LLVM cannot vectorize the loop, and numpy's own strided loop was faster (add then
-sigmoid on a (64, 64) slice: 57 us fused, 26 us unfused). The loop itself takes any layout.
+Layout: on a strided operand LLVM cannot vectorize the loop, and numpy's own strided loop was faster
+(add then sigmoid on a (64, 64) column slice: 57 us fused, 26 us unfused; 13 us fused on contiguous
+arrays). So a run takes operands that are C-contiguous (or 0-d) as captured, and a slice with steps
+of 1 of a C-contiguous register (a GRU's gates, g[:, 64:128]) joins the run as that register read
+at offsets (x = g[i0, i1 + 64]). The loop itself is correct on any layout.
 Left out: max/min (numpy's SIMD and scalar loops disagree on the sign of max(-0.0, 0.0)), mixed
 dtypes, integer arrays, calls with out=.
 
@@ -30,6 +32,7 @@ per process and, from Numba's on-disk cache, once per machine.
 """
 import hashlib
 import importlib.util
+import operator
 import os
 import sys
 
@@ -111,11 +114,8 @@ def _operands_fit(function, operands, out):
     comparison's: one float dtype; where's condition: bool), Python numbers are cast to it."""
     if function is np.where:
         cond, *branches = operands
-        return (isinstance(cond, np.ndarray) and cond.dtype == np.bool_ and cond.flags.c_contiguous
-                and _operands_fit(None, branches, out))
+        return isinstance(cond, np.ndarray) and cond.dtype == np.bool_ and _operands_fit(None, branches, out)
     arrays = [o for o in operands if isinstance(o, (np.ndarray, np.generic))]
-    if not all(np.ndim(a) == 0 or a.flags.c_contiguous for a in arrays):
-        return False  # a strided view: the loop would not vectorize, and numpy's own loop is faster
     numbers = [o for o in operands if o.__class__ in (int, float)]
     if len(arrays) + len(numbers) != len(operands) or not arrays:
         return False
@@ -128,23 +128,49 @@ def _operands_fit(function, operands, out):
     return dtype in FLOATS and all(a.dtype == dtype for a in arrays)
 
 
+def _view(ins, values, written):
+    """Offsets of a getitem that slices a C-contiguous register with steps of 1 (a gate's columns), or
+    None: the loop reads that parent at the offsets, and stays vectorizable where the view would not."""
+    parent, key = ins[2] if len(ins[2]) == 2 else (None, None)
+    if not (isinstance(parent, Reg) and parent.index not in written and key.__class__ is tuple):
+        return None
+    array = values[parent.index]
+    if not (isinstance(array, np.ndarray) and array.flags.c_contiguous and len(key) == array.ndim
+            and (array.dtype in FLOATS or array.dtype == np.bool_) and all(k.__class__ is slice for k in key)):
+        return None
+    bounds = [k.indices(n) for k, n in zip(key, array.shape)]
+    return tuple(start for start, _, _ in bounds) if all(step == 1 for _, _, step in bounds) else None
+
+
 def find_runs(code, values, mode, exact_sigmoid):
-    """[(start, stop, formulas)]: maximal stretches of consecutive fusable calls with one result shape."""
-    runs, start, shape, formulas = [], None, None, []
+    """[(start, stop, formulas)]: maximal stretches of consecutive fusable calls with one result shape
+    (a formula is ("view", offsets) for a slice the loop reads through its parent)."""
+    runs, start, shape, formulas, written = [], None, None, [], set()
     for index, ins in enumerate(code + [("end",)]):
         fit = None
         if ins[0] == "host" and not ins[3] and len(ins[4]) == 1 and ins[6] in ("one", "scalar"):
-            fit = _formula(ins, mode, exact_sigmoid)
-            out = values[ins[4][0]]
-            if fit and not (isinstance(out, np.ndarray) and _operands_fit(
-                    ins[1], [_value(a, values) for a in ins[2]], out)):
-                fit = None
+            if ins[1] is operator.getitem:
+                offsets = _view(ins, values, written if start is not None and ins[5][0] == shape else ())
+                fit = ("view", offsets) if offsets is not None else None
+            else:
+                fit = _formula(ins, mode, exact_sigmoid)
+                out = values[ins[4][0]]
+                operands = [_value(a, values) for a in ins[2]]
+                inside = written if start is not None and ins[5][0] == shape else ()
+                if fit and not (isinstance(out, np.ndarray) and _operands_fit(ins[1], operands, out) and all(
+                        np.ndim(v) == 0 or not isinstance(v, np.ndarray) or v.flags.c_contiguous
+                        or isinstance(a, Reg) and a.index in inside for a, v in zip(ins[2], operands))):
+                    fit = None  # a strided view from outside the run: numpy's own loop is faster on it
         if fit and start is not None and ins[5][0] == shape:
             formulas.append(fit)
+            written.add(ins[4][0])
             continue
-        if start is not None and len(formulas) > 1:
-            runs.append((start, index, formulas))
-        start, shape, formulas = (index, ins[5][0], [fit]) if fit else (None, None, [])
+        while formulas and formulas[-1][0] == "view":  # trailing slices: left as they are
+            formulas.pop()
+        computing = sum(f[0] != "view" for f in formulas)
+        if computing and len(formulas) > 1:
+            runs.append((start, start + len(formulas), formulas))
+        start, shape, formulas, written = (index, ins[5][0], [fit], {ins[4][0]}) if fit else (None, None, [], set())
     return runs
 
 
@@ -161,10 +187,10 @@ def fuse(code, wheres, values, kept, result, mode="exact", exact_sigmoid=True):
     for start, stop, formulas in find_runs(code, values, mode, exact_sigmoid):
         new_code += code[at:start]
         new_wheres += wheres[at:start]
-        ins, names = _loop(code[start:stop], formulas, values, kept, last, stop)
-        new_code.append(ins)
-        new_wheres.append(wheres[start])
-        fused.append(Run(names, all(exact for _, exact in formulas), len(ins[4])))
+        instructions, names = _loop(code[start:stop], formulas, values, kept, last, stop)
+        new_code += instructions
+        new_wheres += [wheres[start]] * len(instructions)
+        fused.append(Run(names, all(exact for formula, exact in formulas if formula != "view"), len(instructions[-1][4])))
         at = stop
     moved = {}
     for new_index, ins in enumerate(new_code + code[at:]):
@@ -205,12 +231,22 @@ def _loop(run, formulas, values, kept, last, stop):
     shape = run[0][5][0]
     ndim = len(shape)
     index = [f"i{d}" for d in range(ndim)]
-    inputs, args, temps, body, outputs = {}, [], {}, [], []
+    inputs, args, temps, body, views = {}, [], {}, [], {}
     sizes = ["1"] * ndim
 
     def operand(item):
         if isinstance(item, Reg) and item.index in temps:
             return temps[item.index]
+        if isinstance(item, Reg) and item.index in views:
+            parent, offsets = views[item.index]
+            key = ("v", parent.index, offsets)
+            if key not in inputs:
+                name = inputs[key] = f"a{len(inputs)}"
+                args.append(parent)
+                at = [f"i{d} + {o}" if o else f"i{d}" for d, o in enumerate(offsets)]
+                sizes[:] = [str(n) if size == "1" else size for n, size in zip(shape, sizes)]
+                body.append(f"x{name} = {name}[{', '.join(at)}{',' if len(at) == 1 else ''}]")
+            return "x" + inputs[key]
         value = _value(item, values)
         if item.__class__ in (int, float):
             return None  # a number: cast where it is used
@@ -229,13 +265,18 @@ def _loop(run, formulas, values, kept, last, stop):
             body.append(f"x{name} = {name}[{', '.join(at)}{',' if len(at) == 1 else ''}]" if at else f"x{name} = item({name})")
         return "x" + inputs[key]
 
-    for number, (ins, (formula, _)) in enumerate(zip(run, formulas)):
+    for number, (ins, (formula, exact)) in enumerate(zip(run, formulas)):
+        if formula == "view":
+            views[ins[4][0]] = (ins[2][0], exact)  # exact: the offsets
+            continue
         out = values[ins[4][0]]
         dtype = out.dtype if not _is(ins[1], COMPARISONS) else _value(next(a for a in ins[2] if a.__class__ not in (int, float)), values).dtype
         parts = [operand(a) or f"np.{dtype.name}({_number(a)})" for a in ins[2]]
         temps[ins[4][0]] = f"t{number}"
         body.append(f"t{number} = {formula.format(*parts)}")
     escaping = [ins[4][0] for ins in run if ins[4][0] in kept or last.get(ins[4][0], -1) >= stop]
+    kept_views = [ins for ins in run if ins[4][0] in views and ins[4][0] in escaping]  # read later too: made as before
+    escaping = [reg for reg in escaping if reg not in views]
     stores = [f"o{k}[{', '.join(index)}{',' if ndim == 1 else ''}] = {temps[reg]}" if ndim else f"o{k}[()] = {temps[reg]}"
               for k, reg in enumerate(escaping)]
     size_names = [f"n{d}" for d in range(ndim)]
@@ -250,8 +291,8 @@ def _loop(run, formulas, values, kept, last, stop):
     params = ", ".join(inputs.values())
     source = f"def fused({params}):\n" + "".join(f"    {line}\n" for line in lines)
     names = [getattr(ins[1], "__name__", "?") for ins in run]
-    return ("host", compiled(source), tuple(args), {}, tuple(escaping),
-            tuple(values[reg].shape for reg in escaping), "several"), names
+    return kept_views + [("host", compiled(source), tuple(args), {}, tuple(escaping),
+                          tuple(values[reg].shape for reg in escaping), "several")], names
 
 
 def _dtype(array):
