@@ -131,16 +131,22 @@ def test_slices_of_a_contiguous_array_are_read_through_it(dtype):
 
 
 def test_transcendental_runs_within_tolerance_in_float32_and_only_under_all():
-    make = _make(((64, 300), (64, 300), (64, 300), (64, 300)), np.float32)
+    """Normal results within 1e-6 relative (measured: 1.9e-7, ~3 ulp); subnormal ones (exp of a large
+    negative number) within 1 ulp; infinities, NaN and zeros the same values (tanh(-0.0) may be +0.0)."""
+    make = _make(((128, 400), (128, 400), (128, 400), (128, 400)), np.float32)
+    tiny = np.finfo(np.float32).tiny
     with np.errstate(all="ignore"):
         eager, compiled, step = _replayed(transcendental, make, "all")
         for x, y in zip(eager, compiled):
             for e, c in zip(x, y):
-                assert np.array_equal(np.isnan(e), np.isnan(c))
-                finite = np.isfinite(e)
-                assert np.array_equal(e[~finite & ~np.isnan(e)], c[~finite & ~np.isnan(e)])
-                error = np.abs(c[finite].astype(np.float64) - e[finite]) / np.maximum(np.abs(e[finite]), 1e-30)
+                assert np.array_equal(e, c, equal_nan=True) or np.array_equal(np.isnan(e), np.isnan(c))
+                assert np.array_equal(e[~np.isfinite(e)], c[~np.isfinite(e)], equal_nan=True)
+                assert np.array_equal(e == 0, c == 0)
+                normal = np.isfinite(e) & (np.abs(e) >= tiny)
+                error = np.abs(c[normal].astype(np.float64) - e[normal]) / np.abs(e[normal])
                 assert error.max() <= TOLERANCE, error.max()
+                subnormal = np.isfinite(e) & (np.abs(e) < tiny) & (e != 0)
+                assert np.all(np.abs(c[subnormal].astype(np.float64) - e[subnormal]) <= 2.0 ** -149)
         assert any(not run.exact for run in _plans(step)[0].fused)
         _, _, exact_step = _replayed(transcendental, make, "exact")
     assert all(run.exact for run in _plans(exact_step)[0].fused)
