@@ -247,7 +247,7 @@ def _loop(run, formulas, values, kept, last, stop):
                 args.append(parent)
                 at = [f"i{d} + {o}" if o else f"i{d}" for d, o in enumerate(offsets)]
                 sizes[:] = [str(n) if size == "1" else size for n, size in zip(shape, sizes)]
-                body.append(f"x{name} = {name}[{', '.join(at)}{',' if len(at) == 1 else ''}]")
+                body.append(f"x{name} = {name}{_subscript(at)}")
             return "x" + inputs[key]
         value = _value(item, values)
         if item.__class__ in (int, float):
@@ -264,7 +264,7 @@ def _loop(run, formulas, values, kept, last, stop):
                 at.append(index[axis] if full else "0")
                 if full:
                     sizes[axis] = f"{name}.shape[{d}]"
-            body.append(f"x{name} = {name}[{', '.join(at)}{',' if len(at) == 1 else ''}]" if at else f"x{name} = item({name})")
+            body.append(f"x{name} = {name}{_subscript(at)}" if at else f"x{name} = item({name})")
         return "x" + inputs[key]
 
     for number, (ins, (formula, exact)) in enumerate(zip(run, formulas)):
@@ -272,18 +272,18 @@ def _loop(run, formulas, values, kept, last, stop):
             views[ins[4][0]] = (ins[2][0], exact)  # exact: the offsets
             continue
         out = values[ins[4][0]]
-        dtype = out.dtype if not _is(ins[1], COMPARISONS) else _value(next(a for a in ins[2] if a.__class__ not in (int, float)), values).dtype
+        arrays = [_value(a, values) for a in ins[2] if a.__class__ not in (int, float)]
+        dtype = arrays[0].dtype if _is(ins[1], COMPARISONS) else out.dtype  # what a number operand is cast to
         parts = [operand(a) or f"np.{dtype.name}({_number(a)})" for a in ins[2]]
         temps[ins[4][0]] = f"t{number}"
         body.append(f"t{number} = {formula.format(*parts)}")
     escaping = [ins[4][0] for ins in run if ins[4][0] in kept or last.get(ins[4][0], -1) >= stop]
     kept_views = [ins for ins in run if ins[4][0] in views and ins[4][0] in escaping]  # read later too: made as before
     escaping = [reg for reg in escaping if reg not in views]
-    stores = [f"o{k}[{', '.join(index)}{',' if ndim == 1 else ''}] = {temps[reg]}" if ndim else f"o{k}[()] = {temps[reg]}"
-              for k, reg in enumerate(escaping)]
+    stores = [f"o{k}{_subscript(index)} = {temps[reg]}" for k, reg in enumerate(escaping)]
     size_names = [f"n{d}" for d in range(ndim)]
     lines = [f"{n} = {s}" for n, s in zip(size_names, sizes)]
-    lines += [f"o{k} = np.empty(({', '.join(size_names)}{',' if ndim == 1 else ''}), np.{_dtype(values[reg])})"
+    lines += [f"o{k} = np.empty({_subscript(size_names, '()')}, np.{_dtype(values[reg])})"
               for k, reg in enumerate(escaping)]
     indent = "    "
     for d in range(ndim):
@@ -295,6 +295,13 @@ def _loop(run, formulas, values, kept, last, stop):
     names = [getattr(ins[1], "__name__", "?") for ins in run]
     return kept_views + [("host", compiled(source), tuple(args), {}, tuple(escaping),
                           tuple(values[reg].shape for reg in escaping), "several")], names
+
+
+def _subscript(items, brackets="[]"):
+    """`[i0, i1]`, `[i0,]`, `[()]` for a 0-d array (or, brackets="()", a shape tuple: `(n0, n1)`, `(n0,)`, `()`)."""
+    if not items:
+        return "[()]" if brackets == "[]" else "()"
+    return brackets[0] + ", ".join(items) + ("," if len(items) == 1 else "") + brackets[1]
 
 
 def _dtype(array):
