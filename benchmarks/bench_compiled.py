@@ -3,7 +3,8 @@
     python benchmarks/bench_compiled.py [--blocks 8] [--steps 5]
     python benchmarks/bench_compiled.py --profile [--steps 40]   # where a compiled step's time goes
 
-Four models, each trained by three engines from the same weights on the same batches:
+Four models, each trained by four engines (eager; compiled with fusion, fuse="exact"; compiled
+without fusion; PyTorch) from the same weights on the same batches:
   * the GPT step of bench_gpt.py: char level, block 64, 2 layers, 4 heads, n_embd 64, batch 32
     (inspect.py's characters), against the nanoGPT twin (tests/gpt_twin.py);
   * the composed GRU + additive-attention translator of bench_composed.py (every gate and score
@@ -48,14 +49,14 @@ from _timing import markdown_table  # noqa: E402
 from tinyattn.compile.seams import ArrayCall  # noqa: E402
 
 
-def _learn(ta, model_loss, opt, params, compiled):
+def _learn(ta, model_loss, opt, params, compiled, fuse="exact"):
     """The step as three engines run it: the learning part compiled or not, then clip and update."""
     def learn(*batch):
         opt.zero_grad()
         loss = model_loss(*batch)
         loss.backward()
         return loss
-    learn = ta.compile(learn) if compiled else learn
+    learn = ta.compile(learn, fuse=fuse) if compiled else learn
 
     def step(*batch):
         loss = learn(*batch)
@@ -66,14 +67,18 @@ def _learn(ta, model_loss, opt, params, compiled):
     return step
 
 
+# the engines: eager; compiled with fusion (fuse="exact", the default: eager's bits); compiled without
+VARIANTS = (("eager", False, False), ("compiled", True, "exact"), ("compiled, no fusion", True, False))
+
+
 def gpt_engines():
     import tinyattn as ta
 
     engines = {}
-    for name, compiled in (("eager", False), ("compiled", True)):
+    for name, compiled, fuse in VARIANTS:
         model, batches, _ = bench_gpt.tinyattn_setup()
         opt = ta.optim.AdamW(model.parameters(), lr=bench_gpt.LR, weight_decay=bench_gpt.DECAY)
-        engines[name] = (_learn(ta, lambda x, y, m=model: m(x, y)[1], opt, model.parameters(), compiled), batches)
+        engines[name] = (_learn(ta, lambda x, y, m=model: m(x, y)[1], opt, model.parameters(), compiled, fuse), batches)
     _, torch_batches, torch_step = bench_gpt.torch_setup(model, batches)
     engines["PyTorch"] = (torch_step, torch_batches)
     return engines
@@ -83,11 +88,11 @@ def classifier_engines():
     import tinyattn as ta
 
     engines = {}
-    for name, compiled in (("eager", False), ("compiled", True)):
+    for name, compiled, fuse in VARIANTS:
         model, batches, _ = bench_classifier.tinyattn_setup()
         opt = ta.optim.Adam(model.parameters(), lr=bench_classifier.LR)
         loss = lambda t, l, y, m=model: ta.cross_entropy(m(t, l)[0], y)  # noqa: E731
-        engines[name] = (_learn(ta, loss, opt, model.parameters(), compiled), batches)
+        engines[name] = (_learn(ta, loss, opt, model.parameters(), compiled, fuse), batches)
     _, torch_batches, torch_step = bench_classifier.torch_setup(model, batches)
     engines["PyTorch"] = (torch_step, torch_batches)
     return engines
@@ -114,7 +119,7 @@ def composed_engines():
     batches = [data.batch(bench_composed.BATCH) for _ in range(4)]
     weights = bench_composed._weights(len(data.source_vocab), len(data.target_vocab), PAD)
     engines = {}
-    for name, compiled in (("eager", False), ("compiled", True)):
+    for name, compiled, fuse in VARIANTS:
         ops = bench_composed._tinyattn_ops()
         # ops.linear is LinearFunction.apply bound once; ta.compile sees an op through Function.apply
         # looked up when it is called (as tinyattn's own layers call it)
@@ -123,7 +128,7 @@ def composed_engines():
         params = {key: ops.tensor(array.copy()) for key, array in weights.items()}
         opt = ops.adam(list(params.values()))
         loss = lambda s, l, t, p=params, o=ops: bench_composed.translation_loss(o, p, s, l, t, PAD)  # noqa: E731
-        engines[name] = (_learn(ta, loss, opt, list(params.values()), compiled), batches)
+        engines[name] = (_learn(ta, loss, opt, list(params.values()), compiled, fuse), batches)
     engines["PyTorch"] = (bench_composed._trainer(bench_composed._torch_ops(), weights, batches, PAD), None)
     return engines
 
@@ -151,9 +156,12 @@ def _peak(fn):
 
 def measure(name, engines, blocks, steps):
     runs = {key: _runner(step, batches) for key, (step, batches) in engines.items()}
-    for run in runs.values():  # warm-up: Numba, then two captures of every batch shape (8 batches at most)
+    first = {}  # the slowest warm-up call: for a compiled engine, its first replay (fused loops compiled or loaded)
+    for key, run in runs.items():  # warm-up: Numba, then two captures of every batch shape (8 batches at most)
         for _ in range(24):
+            start = time.perf_counter()
             run()
+            first[key] = max(first.get(key, 0.0), time.perf_counter() - start)
     samples = {key: [] for key in runs}
     order = list(runs)
     for block in range(blocks):
@@ -172,6 +180,8 @@ def measure(name, engines, blocks, steps):
     eager_mb, compiled_mb = _peak(runs["eager"]), _peak(runs["compiled"])
     learn = engines["compiled"][0].learn
     replays = sum(entry.replays for entry in learn.entries.values())
+    for row in rows:
+        row["slowest warm-up call s"] = f"{first[row['engine']]:.2f}"
     return rows, (name, eager_mb, compiled_mb, replays, learn.explain())
 
 
@@ -375,7 +385,7 @@ def child(blocks, steps):
     print(f"CPU: {cpu_model()}; threads: torch {torch.get_num_threads()}, numba {numba.get_num_threads()}, "
           f"OPENBLAS/OMP/MKL_NUM_THREADS=1; load average before {load_before:.1f}, after {os.getloadavg()[0]:.1f}; "
           f"{blocks} blocks of {steps} steps per engine, alternating\n")
-    print(markdown_table(rows, ["model", "engine", "ms per step", "/ PyTorch", "per-block ratio"]))
+    print(markdown_table(rows, ["model", "engine", "ms per step", "/ PyTorch", "per-block ratio", "slowest warm-up call s"]))
     print()
     print(markdown_table([{"model": n, "eager peak MB": f"{e:.2f}", "compiled peak MB": f"{c:.2f}",
                            "compiled / eager": f"{c / e:.2f}", "replays": r} for n, e, c, r, _ in memory],

@@ -1,6 +1,8 @@
 """ta.compile's memory plan lends a dead array to a later numpy ufunc of its shape and dtype
 (out=, tinyattn/compile/buffers.py): the same bits as eager, and never memory the user can
-still see (a parameter or a view of one, an input, a .grad, a tensor the step returned)."""
+still see (a parameter or a view of one, an input, a .grad, a tensor the step returned). The
+steps here are compiled with fuse=False: fusion turns these element-wise chains into loops,
+leaving no ufunc to lend to."""
 import warnings
 
 import numpy as np
@@ -47,19 +49,25 @@ def _params(dtype, order="C"):
                      requires_grad=True)
 
 
+@pytest.mark.parametrize("fuse", [False, "exact"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_ufuncs_write_into_dead_arrays_and_give_eagers_bits(dtype):
+def test_ufuncs_write_into_dead_arrays_and_give_eagers_bits(dtype, fuse):
+    """Unfused, the ufuncs write into dead arrays; fused (the chain, and w's gradient with it,
+    computed in generated loops), the same bits as eager too."""
     results = {}
     for compiled in (False, True):
         w = _params(dtype)
-        run = ta.compile(_step(w)) if compiled else _step(w)
+        run = ta.compile(_step(w), fuse=fuse) if compiled else _step(w)
         results[compiled] = _run(run, w, 5, dtype)
     for (la, ga), (lb, gb) in zip(results[False], results[True]):
         assert la == lb
         np.testing.assert_array_equal(ga, gb)
     plan = next(iter(run.entries.values())).plans[0]
-    assert plan.borrow, "no ufunc was given a dead array to write into"
-    assert "out=r" in plan.source
+    if fuse:
+        assert plan.fused, "no run was fused"
+    else:
+        assert plan.borrow, "no ufunc was given a dead array to write into"
+        assert "out=r" in plan.source
 
 
 def test_what_the_user_can_see_is_never_lent():
@@ -73,7 +81,7 @@ def test_what_the_user_can_see_is_never_lent():
         loss = ((kept * kept + x) * (kept - x)).sum()
         loss.backward()
         return loss, kept
-    run = ta.compile(step)
+    run = ta.compile(step, fuse=False)
     rng = np.random.default_rng(0)
     seen = []
     for _ in range(6):
@@ -102,7 +110,7 @@ def test_a_parameter_in_another_order_at_replay_runs_eagerly_with_eagers_bits():
     results = {}
     for compiled in (False, True):
         w = _params(np.float32)
-        run = ta.compile(_step(w)) if compiled else _step(w)
+        run = ta.compile(_step(w), fuse=False) if compiled else _step(w)
         first = _run(run, w, 4, np.float32)
         replays = sum(entry.replays for entry in run.entries.values()) if compiled else 0
         w.data = np.asfortranarray(w.data)

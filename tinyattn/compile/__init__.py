@@ -12,11 +12,12 @@ The engine (tinyattn/autograd, nn, ops) never imports this package.
 from .step import CompiledStep, off
 
 
-def compile(fn=None):  # noqa: A001  (torch.compile's name)
-    """`ta.compile(fn)` or `@ta.compile`: a step that replays its captured array calls (step.py)."""
+def compile(fn=None, *, fuse="exact"):  # noqa: A001  (torch.compile's name)
+    """`ta.compile(fn)` or `@ta.compile`: a step that replays its captured array calls (step.py);
+    fuse="exact" (bit for bit), "all" (within 1e-6 relative) or False: fuse.py."""
     if fn is None:
-        return compile
-    return CompiledStep(fn)
+        return lambda fn: CompiledStep(fn, fuse)
+    return CompiledStep(fn, fuse)
 
 
 compile.off = off

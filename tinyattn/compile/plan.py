@@ -14,9 +14,11 @@ import numpy as np
 
 from ..autograd import creation as _rng
 from ..autograd.tensor import wrap
+from ..ops import get_backend
 from .buffers import layout_guards, lend, with_out
 from .capture import Live, Out, Reg
 from .codegen import generate
+from .fuse import fuse
 from .traced import MISSING, Refused, alike, unchanged
 
 
@@ -124,8 +126,13 @@ HELPERS = {"fail": _fail, "same": None, "asarray": np.asarray, "add_to_grad": _a
 class Plan:
     """One captured signature's work, written out as a Python function (codegen.py), ready to replay."""
 
-    def __init__(self, recorder, result, registers):
-        self.code, self.wheres = recorder.code, recorder.wheres
+    def __init__(self, recorder, result, registers, fusion="exact"):
+        # fusion (fuse.py): runs of element-wise calls become one generated loop each; the plan is
+        # the fused code (sigmoid's kernel is fast_sigmoid itself only under the numba backend)
+        self.captured = len(recorder.code)
+        self.code, self.wheres, self.fused, result = fuse(recorder.code, recorder.wheres, recorder.values,
+                                                          result_reads(result, set()), result, reads_of, fusion,
+                                                          get_backend() == "numba")
         self.inputs = [(position, kind, reg) for position, kind, reg, _ in recorder.inputs]
         self.modules = list(recorder.modules.values())
         self.outside = recorder.outside

@@ -27,6 +27,7 @@ from . import seams
 from .capture import Out, Recorder, Reg
 from .traced import MISSING, Refused, Traced, alike, seen
 from .plan import GuardFailed, Plan, same, same_outside
+from .fuse import MODES, TOLERANCE
 
 MAX_PLANS = 8
 MAX_SIGNATURES = 64  # past this many input signatures a new one runs eagerly (torch.compile's cache_size_limit)
@@ -58,8 +59,11 @@ class Entry:
 
 
 class CompiledStep:
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, fuse="exact"):
+        if fuse not in MODES:
+            raise ValueError(f"ta.compile(fn, fuse={fuse!r}): fuse is 'exact' (bit for bit, the default), 'all' "
+                             f"(also tanh, exp, sigmoid: within {TOLERANCE:g} relative in float32) or False")
+        self.fn, self.fuse = fn, fuse
         self.entries = {}
         self.too_many = False  # the warning about MAX_SIGNATURES was given
         self.__name__ = getattr(fn, "__name__", "step")
@@ -114,7 +118,7 @@ class CompiledStep:
             self._warn(entry)
             return result
         try:
-            plan = Plan(recorder, template, len(recorder.values))
+            plan = Plan(recorder, template, len(recorder.values), self.fuse)
         except Refused as why:
             entry.refused = str(why)
             self._warn(entry)
@@ -181,7 +185,9 @@ def describe(plan, label):
     top = ", ".join(f"{name} x{n}" for name, n in sorted(ops.items(), key=lambda kv: -kv[1])[:8])
     guards = [f"{_value(ins[4])} at {where}" for ins, where in zip(plan.code, plan.wheres) if ins[0] == "guard"]
     whole = sum(1 for ins in plan.code if ins[0] in ("forward", "backward"))
-    return [f"{label}: {len(plan.code)} array calls before fusion, {len(plan.code)} after (no fusion built yet); "
+    exact = sum(run.exact for run in plan.fused)
+    return [f"{label}: {plan.captured} array calls before fusion, {len(plan.code)} after ({len(plan.fused)} run(s) "
+            f"fused into one loop each: {exact} exact, {len(plan.fused) - exact} within {TOLERANCE:g} relative); "
             f"generated code {plan.source.count(chr(10))} lines (explain(code=True) prints it)",
             "  " + ", ".join(f"{kind} {n}" for kind, n in counts.items())
             + f"  (forward/backward: an op's rule run whole, {whole}; host: numpy and ops/arrays.py calls, "
@@ -194,7 +200,17 @@ def describe(plan, label):
             f"  guards: the signature; train/eval and attributes of {len(plan.modules)} module(s); "
             f"{len(plan.outside)} closure variable(s) and global(s) of fn; shape, dtype and "
             f"requires_grad of {len(plan.live)} parameter(s); {len(guards)} value(s) read into Python"
-            + "".join(f"\n    {g}" for g in guards[:10])]
+            + "".join(f"\n    {g}" for g in guards[:10]),
+            "  fused runs (calls -> stored outputs): " + _fused_runs(plan.fused)]
+
+
+def _fused_runs(runs):
+    """The distinct fused runs, most frequent first, with how often each occurs."""
+    counts = {}
+    for run in runs:
+        counts[str(run)] = counts.get(str(run), 0) + 1
+    return "none" if not counts else "".join(f"\n    x{n} {text}" for text, n in
+                                                 sorted(counts.items(), key=lambda kv: -kv[1])[:12])
 
 
 def _value(value):
