@@ -17,6 +17,7 @@ reference otherwise. A kernel module is imported, and so Numba loaded, on the fi
 runs one of its kernels, never on import. benchmarks/RESULTS.md gives each kernel's figure.
 """
 import importlib
+import math
 
 import numpy as np
 
@@ -58,9 +59,15 @@ def _broadcast(a, b):
     return a.shape != b.shape
 
 
+_FEW_ROWS = 128
+
+
 def _some_axes(x, axes, keepdims=False):
-    """numpy's pairwise sum stays for a sum over every axis (a loss)."""
-    return axes is not None
+    """numpy's pairwise sum stays for a sum over every axis (a loss), and over the first axes when
+    they hold 128 rows or fewer (a Linear's bias gradient, (64, 192) over 0): numpy adds whole rows
+    there, and the product's fixed cost (~2 us) is more than it saves (x.sum 0.55-0.9x the time at
+    64 rows, a tie at 128, the product 1.3-4x faster from 256: benchmarks/bench_first_axis_sums.py)."""
+    return axes is not None and not (0 in axes and math.prod(x.shape[axis] for axis in axes) <= _FEW_ROWS)
 
 
 def _not_float64_tanh(x, approximate):

@@ -10,10 +10,12 @@ C the axes after. Then
 
 numpy's own sum walks a short axis element by element, per row: on this project's shapes
 (summing 12 attention scores, 64 hidden units) the products are 2.3-3.6x faster over a last
-or middle axis; over the first axis numpy adds whole rows and wins or ties ((64, 192): 3.0
-against 2.1 us; benchmarks/RESULTS.md, "one current table", sums row). BLAS adds in float32 with several accumulators
-rather than numpy's pairwise order, so the last bits can differ; a sum over more than 2^16
-numbers, or over every axis (a loss), stays numpy's, whose pairwise order loses less.
+or middle axis. Over the first axes numpy adds whole rows and wins up to 128 rows ((64, 192):
+3.0 against 2.1 us; benchmarks/RESULTS.md, sums row), so the door (ops/fast_path.py) keeps
+numpy's sum there; from 256 rows the product wins (benchmarks/bench_first_axis_sums.py). BLAS
+adds in float32 with several accumulators rather than numpy's pairwise order, so the last bits
+can differ; a sum over more than 2^16 numbers, or over every axis (a loss), stays numpy's,
+whose pairwise order loses less.
 """
 import math
 
