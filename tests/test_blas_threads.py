@@ -3,6 +3,7 @@
 
 No timing here: the figures are benchmarks/bench_blas_threads.py's (RESULTS.md, "BLAS threads").
 """
+import io
 import os
 import runpy
 import subprocess
@@ -102,14 +103,14 @@ def test_fit_trains_on_one_blas_thread_and_leaves_the_count_as_it_found_it():
     try:
         ta.set_blas_threads(2)
         ta.train.fit(model, optimizer, lambda step: (seen.append(ta.blas_threads()), loss(step))[1], 2,
-                     stream=open(os.devnull, "w"))
+                     stream=io.StringIO())
         assert seen == [1, 1] and ta.blas_threads() == 2
         seen.clear()
         ta.train.fit(model, optimizer, lambda step: (seen.append(ta.blas_threads()), loss(step))[1], 1,
-                     stream=open(os.devnull, "w"), blas_threads=None)  # None: left as it is
+                     stream=io.StringIO(), blas_threads=None)  # None: left as it is
         assert seen == [2]
         ta.train.fit(model, optimizer, lambda step: (seen.append(ta.blas_threads()), loss(step))[1], 1,
-                     stream=open(os.devnull, "w"), blas_threads=3)
+                     stream=io.StringIO(), blas_threads=3)
         assert seen == [2, 3] and ta.blas_threads() == 2
     finally:
         ta.set_blas_threads(before)
