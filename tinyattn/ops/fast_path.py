@@ -65,9 +65,10 @@ _FEW_ROWS = 128
 def _some_axes(x, axes, keepdims=False):
     """numpy's pairwise sum stays for a sum over every axis (a loss), and over the first axes when
     they hold 128 rows or fewer (a Linear's bias gradient, (64, 192) over 0): numpy adds whole rows
-    there, and the product's fixed cost (~2 us) is more than it saves (x.sum 0.55-0.9x the time at
-    64 rows, a tie at 128, the product 1.3-4x faster from 256: benchmarks/bench_first_axis_sums.py)."""
-    return axes is not None and not (0 in axes and math.prod(x.shape[axis] for axis in axes) <= _FEW_ROWS)
+    there, and the product's fixed cost (~1.5 us) is more than it saves (x.sum takes 0.65x the
+    product's time at 64 x 192, ties at 128 rows; the product is 1.3-4x faster from 256 rows:
+    benchmarks/bench_first_axis_sums.py). The rules pass axes in increasing order: (0, 1, ...) first."""
+    return axes is not None and (axes[:1] != (0,) or math.prod(x.shape[:len(axes)]) > _FEW_ROWS)
 
 
 def _not_float64_tanh(x, approximate):
