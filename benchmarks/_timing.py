@@ -1,12 +1,15 @@
 """Shared timing helper for the benchmark scripts: median of repeated best-effort runs.
 
-Importing it also turns on malloc's reuse of freed memory, as ta.train.fit does when training
-starts (tinyattn/ops/memory.py): the benchmarks time training steps as fit runs them.
+Importing it also gives numpy's BLAS one thread and turns on malloc's reuse of freed memory, as
+ta.train.fit does when training starts (tinyattn/ops/blas_threads.py, memory.py; importing
+tinyattn does neither): the benchmarks time training steps as fit runs them.
 """
 import time
 
+import tinyattn
 import tinyattn.ops
 
+tinyattn.set_blas_threads(1)
 tinyattn.ops.keep_freed_memory()
 
 

@@ -45,6 +45,7 @@ class Twin(torch.nn.Module):
 
 def main():
     torch.set_num_threads(1)
+    ta.set_blas_threads(1)  # one thread each, as ta.train.fit trains
     ta.ops.keep_freed_memory()
     ta.manual_seed(0)
     model, twin = Model(), Twin()

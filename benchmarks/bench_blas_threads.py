@@ -5,9 +5,9 @@
 
 The settings, each in its own process started the way a user's script starts (numpy imported
 before tinyattn):
-  numpy's default     TINYATTN_BLAS_THREADS=auto: OpenBLAS keeps one thread per core
-  OPENBLAS_NUM_THREADS=1, set before numpy loads (what the demos and tests do)
-  tinyattn's default  nothing set: `import tinyattn` gives OpenBLAS one thread (ops/blas_threads.py)
+  numpy's default         nothing set (importing tinyattn sets nothing): one OpenBLAS thread per core
+  OPENBLAS_NUM_THREADS=1  set before numpy loads
+  ta.set_blas_threads(1)  called after the import (what ta.train.fit and the demos do)
 The workloads: a GPT training step (bench_gpt.py's model: 2 layers, 4 heads, 64 wide, batch 32 x 64
 characters, AdamW), the translation model's step (bench_seq2seq.py's: GRU encoder, GRUCell decoder
 with additive attention, batch 64, Adam), and float32 matmuls of 256 x 256 and 1024 x 1024.
@@ -27,9 +27,8 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SETTINGS = {"numpy's default": {"TINYATTN_BLAS_THREADS": "auto"},
-            "OPENBLAS_NUM_THREADS=1": {"OPENBLAS_NUM_THREADS": "1"},
-            "tinyattn's default": {}}
+SETTINGS = {"numpy's default": {}, "OPENBLAS_NUM_THREADS=1": {"OPENBLAS_NUM_THREADS": "1"},
+            "ta.set_blas_threads(1)": {}}  # {environment}; the last child calls it (--set-one-thread)
 STEPS = {"GPT step": 5, "seq2seq (GRU) step": 5, "matmul 256": 40, "matmul 1024": 5}  # per block
 
 
@@ -54,10 +53,12 @@ def _workloads():
     return work
 
 
-def _child():
+def _child(set_one_thread):
     """Serve blocks: read a line from the parent, run one block of every workload, answer its times."""
     import tinyattn as ta
 
+    if set_one_thread:
+        ta.set_blas_threads(1)
     work = _workloads()
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else -1
     print(f"ready\t{ta.blas_threads()}\t{threads}", flush=True)
@@ -74,10 +75,10 @@ def _child():
 
 
 def _start(setting):
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "TINYATTN_BLAS_THREADS",
-                                                            "OMP_NUM_THREADS")}
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     env.update(SETTINGS[setting])
-    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child"], env=env, text=True,
+    flags = ["--set-one-thread"] if setting == "ta.set_blas_threads(1)" else []
+    child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child"] + flags, env=env, text=True,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     _, blas, threads = child.stdout.readline().rstrip("\n").split("\t")
     return child, blas, threads
@@ -126,9 +127,10 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=6, help="blocks per setting, interleaved")
     parser.add_argument("--busy", type=int, default=0, help="busy processes to load the machine with")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--set-one-thread", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sys.path.append(os.path.join(HERE, ".."))  # the repository, after PYTHONPATH (as _twin_steps.py)
     if args.child:
-        _child()
+        _child(args.set_one_thread)
     else:
         run(args.rounds, args.busy)

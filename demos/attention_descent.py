@@ -29,6 +29,8 @@ def bar(weights):
 
 
 def main(steps=60, lr=6.0):
+    ta.set_blas_threads(1)      # small products: one BLAS thread is faster (benchmarks/RESULTS.md, "BLAS threads")
+    ta.ops.keep_freed_memory()  # the same arrays every step: malloc reuses them (tinyattn/ops/memory.py)
     ta.manual_seed(0)
     x = ta.randn(4)
     keys = ta.randn(5, 4)

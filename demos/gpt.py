@@ -38,14 +38,10 @@ import sys
 import sysconfig
 import time
 
-# Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
-# save (benchmarks/RESULTS.md, "BLAS threads"). Set before numpy loads; your own setting wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import tinyattn as ta  # noqa: E402
-from tinyattn.models import GPT  # noqa: E402
+import tinyattn as ta
+from tinyattn.models import GPT
 
 # Pure-Python modules with ordinary code, docstrings and comments; the last ones are held out.
 STDLIB_FILES = ["textwrap.py", "string.py", "fnmatch.py", "glob.py", "heapq.py", "bisect.py", "functools.py",
@@ -286,6 +282,8 @@ def prompt_only(parser, args):
 
 
 def main(argv=None):
+    ta.set_blas_threads(1)      # small products: one BLAS thread is faster (benchmarks/RESULTS.md, "BLAS threads")
+    ta.ops.keep_freed_memory()  # the same arrays every step: malloc reuses them (tinyattn/ops/memory.py)
     parser, args = parse(argv)
     if args.prompt is not None:
         return prompt_only(parser, args)

@@ -79,6 +79,8 @@ def check_gradients(attn):
 
 
 def main(out="demo_out/self_attention_weights.png"):
+    ta.set_blas_threads(1)      # small products: one BLAS thread is faster (benchmarks/RESULTS.md, "BLAS threads")
+    ta.ops.keep_freed_memory()  # the same arrays every step: malloc reuses them (tinyattn/ops/memory.py)
     show("inputs X (three inputs of size 4)", X)
     for name, W in (("W_q", W_Q), ("W_k", W_K), ("W_v", W_V)):
         show(f"{name} (4 x 3)", W)

@@ -24,10 +24,6 @@ import sys
 import time
 from collections import Counter
 
-# Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
-# save (benchmarks/RESULTS.md, "BLAS threads"). Set before numpy loads; your own setting wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 import numpy as np  # noqa: E402
 
 import tinyattn as ta  # noqa: E402
@@ -288,6 +284,8 @@ def at_least_one(text):
 
 
 def main(argv=None):
+    ta.set_blas_threads(1)      # small products: one BLAS thread is faster (benchmarks/RESULTS.md, "BLAS threads")
+    ta.ops.keep_freed_memory()  # the same arrays every step: malloc reuses them (tinyattn/ops/memory.py)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--pair", default="hard", choices=["hard", "quick"], help="language pair")

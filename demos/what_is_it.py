@@ -15,10 +15,6 @@ and draw the attention of "it" over the sentence in every layer and head.
 import argparse
 import os
 
-# Small matrix products: one BLAS thread beats two here, whose hand-offs cost more than they
-# save (benchmarks/RESULTS.md, "BLAS threads"). Set before numpy loads; your own setting wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 import numpy as np
 
 import tinyattn as ta
@@ -65,6 +61,8 @@ def it_attention(model, data, sentence):
 
 
 def main(argv=None):
+    ta.set_blas_threads(1)      # small products: one BLAS thread is faster (benchmarks/RESULTS.md, "BLAS threads")
+    ta.ops.keep_freed_memory()  # the same arrays every step: malloc reuses them (tinyattn/ops/memory.py)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--steps", type=int, default=400, help="training steps")

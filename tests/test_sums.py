@@ -5,6 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tinyattn as ta
+from tinyattn.ops import fast_path
 from tinyattn.ops.arrays import sum_over
 
 
@@ -54,3 +55,18 @@ def test_mean_of_float16_accumulates_as_numpy_does_without_overflow():
         got, want = ta.tensor(x).mean(axes).data, np.mean(x, axis=axes)
         assert got.dtype == want.dtype == np.float16
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape, axes, kernel", [
+    ((64, 192), (0,), False),       # a Linear's bias gradient: numpy's row adds won (bench_first_axis_sums.py)
+    ((64, 12, 64), (0,), False),    # 64 rows: a tie at best
+    ((128, 192), (0,), False),
+    ((2048, 64), (0,), True),       # many rows: the product won 2.5-4x
+    ((64, 12, 64), (0, 1), True),   # 768 rows
+    ((64, 12, 64), (2,), True),     # a last or middle axis: always the product
+    ((64, 12, 64), (1,), True),
+    ((64, 12, 64), None, False)])   # every axis: numpy's pairwise order
+def test_the_door_sends_few_first_rows_to_numpy_and_the_rest_to_the_product(shape, axes, kernel):
+    worth = fast_path.TABLE["sum_over"][2]
+    for dtype in (np.float32, np.float64):
+        assert worth(np.zeros(shape, dtype), axes) is kernel

@@ -69,7 +69,7 @@ from . import data, metrics, models, nn, optim, viz  # after the engine they bui
 from .ops.blocks import fused, is_fused  # the one switch of the blocks table (ops/blocks.py)
 from .train.checkpoint import CheckpointError, load, save
 from .compile import compile  # noqa: A004  (torch.compile's name; the engine never imports it)
-from .ops.blas_threads import blas_threads, set_blas_threads  # one BLAS thread from its import on: see there
+from .ops.blas_threads import blas_threads, set_blas_threads  # a program's choice; importing sets nothing
 
 clip = clamp  # numpy's and PyTorch's other name
 __version__ = "0.1.0"

@@ -9,8 +9,8 @@
               ta.fused(False) (or TINYATTN_FUSED=0) puts the composed graphs back, per thread.
 
 With TINYATTN_BACKEND=numpy and TINYATTN_FUSED=0 both tables hold their references only.
-memory.keep_freed_memory() is an opt-in speed setting for training loops; blas_threads.py gives
-numpy's BLAS one thread when it is imported (tinyattn's __init__ imports it).
+memory.keep_freed_memory() and blas_threads.set_blas_threads(n) are opt-in speed settings for
+training loops (ta.train.fit and the demos make them); importing tinyattn makes neither.
 """
 from .backend import get_backend, set_backend, use_backend
 from .memory import keep_freed_memory

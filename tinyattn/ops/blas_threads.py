@@ -1,4 +1,4 @@
-"""How many threads numpy's BLAS may use for matrix products: one, set when tinyattn is imported.
+"""How many threads numpy's BLAS may use for matrix products: a program's choice, never the import's.
 
 tinyattn's models multiply small matrices (64 x 64 weights, batches of 32 x 64 rows), hundreds
 of products a training step. OpenBLAS, numpy's BLAS, splits a product over every core and keeps
@@ -7,18 +7,18 @@ Python thread fight for the same cores, and a training step runs slower with num
 than with one thread; with a core free, one thread costs the small models' steps little and big
 products most (benchmarks/bench_blas_threads.py measures both: benchmarks/RESULTS.md, "BLAS threads").
 
-Setting OPENBLAS_NUM_THREADS from tinyattn would be too late: OpenBLAS reads it once, when numpy
-loads, and a script usually imports numpy first. So on import tinyattn finds the OpenBLAS
-library numpy has already loaded and calls its own `openblas_set_num_threads` (ctypes), which
-takes effect at once, for the whole process:
+The count holds for the whole process, so `import tinyattn` leaves it alone; a program sets it:
 
-    TINYATTN_BLAS_THREADS=1 (default) | N | auto   read on import; auto leaves OpenBLAS as it is
-    OPENBLAS_NUM_THREADS=N                          set by you: tinyattn leaves it alone too
-    ta.set_blas_threads(n)                          from then on; `with ta.set_blas_threads(n):` for a block
-    ta.blas_threads()                               the current count, None if numpy's BLAS is not OpenBLAS
+    ta.set_blas_threads(n)                n threads from then on; `with ta.set_blas_threads(n):` for a block
+    ta.blas_threads()                     the current count, None if numpy's BLAS is not OpenBLAS
+    ta.train.fit(..., blas_threads=1)     one thread while it trains (the default), the count before after;
+                                          None leaves it as it is. The demos call ta.set_blas_threads(1)
 
-A numpy built on another BLAS (MKL, Apple's Accelerate) is left alone; set its own variable
-(MKL_NUM_THREADS=1) before numpy is imported.
+OPENBLAS_NUM_THREADS would not do: OpenBLAS reads it once, when numpy loads, and a script usually
+imports numpy first. So set_blas_threads finds the OpenBLAS library numpy has already loaded and
+calls its own `openblas_set_num_threads` (ctypes), which takes effect at once. A numpy built on
+another BLAS (MKL, Apple's Accelerate) is left alone (set_blas_threads does nothing there, so a
+demo runs anywhere); set its own variable (MKL_NUM_THREADS=1) before numpy is imported.
 """
 import ctypes
 import glob
@@ -76,38 +76,21 @@ def blas_threads():
 
 class set_blas_threads:
     """`ta.set_blas_threads(n)` lets numpy's BLAS (OpenBLAS) use n threads from now on, in the
-    whole process; `with ta.set_blas_threads(n):` only inside the block, then the count before."""
+    whole process; `with ta.set_blas_threads(n):` only inside the block, then the count before.
+    Where numpy's BLAS is not OpenBLAS it does nothing (ta.blas_threads() is None there)."""
 
     def __init__(self, n):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"ta.set_blas_threads: n must be a whole number >= 1, got {n!r}")
-        if _OPENBLAS is None:
-            raise RuntimeError("ta.set_blas_threads: numpy's BLAS is not an OpenBLAS tinyattn can reach "
-                               "(np.show_config() names it); set its own variable, e.g. MKL_NUM_THREADS, "
-                               "before numpy is imported")
         self._previous = blas_threads()
-        _OPENBLAS[1](int(n))
+        if _OPENBLAS is not None:  # another BLAS: nothing to set (see the module's docstring)
+            _OPENBLAS[1](int(n))
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _OPENBLAS[1](self._previous)
+        if _OPENBLAS is not None:
+            _OPENBLAS[1](self._previous)
         return False
 
-
-def apply_default():
-    """Called once on `import tinyattn`: one BLAS thread unless TINYATTN_BLAS_THREADS or
-    OPENBLAS_NUM_THREADS says otherwise (see the module's docstring)."""
-    value = os.environ.get("TINYATTN_BLAS_THREADS", "").strip().lower()
-    if value == "auto" or (not value and "OPENBLAS_NUM_THREADS" in os.environ) or _OPENBLAS is None:
-        return
-    if not value:
-        value = "1"
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"TINYATTN_BLAS_THREADS={value!r}: use a whole number >= 1 (1 is the default) or auto "
-                         "(numpy's BLAS keeps its own thread count)")
-    _OPENBLAS[1](int(value))
-
-
-apply_default()  # one BLAS thread from the import of this module on (tinyattn's __init__ imports it)

@@ -18,6 +18,7 @@ runs one of its kernels, never on import. benchmarks/RESULTS.md, "Kernels agains
 and "Fused kernels against their numpy references", gives the kernels' figures.
 """
 import importlib
+import math
 
 import numpy as np
 
@@ -59,9 +60,16 @@ def _broadcast(a, b):
     return a.shape != b.shape
 
 
+_FEW_ROWS = 128
+
+
 def _some_axes(x, axes, keepdims=False):
-    """numpy's pairwise sum stays for a sum over every axis (a loss)."""
-    return axes is not None
+    """numpy's pairwise sum stays for a sum over every axis (a loss), and over the first axes when
+    they hold 128 rows or fewer (a Linear's bias gradient, (64, 192) over 0): numpy adds whole rows
+    there, and the product's fixed cost (~1.5 us) is more than it saves (x.sum takes 0.65x the
+    product's time at 64 x 192, ties at 128 rows; the product is 1.3-4x faster from 256 rows:
+    benchmarks/bench_first_axis_sums.py). The rules pass axes in increasing order: (0, 1, ...) first."""
+    return axes is not None and (axes[:1] != (0,) or math.prod(x.shape[:len(axes)]) > _FEW_ROWS)
 
 
 def _not_float64_tanh(x, approximate):

@@ -54,8 +54,9 @@ def log_softmax_backward(log_y, grad):
 
 
 def sum_over(x, axes, keepdims=False):
-    """x summed over `axes` (a tuple of non-negative ints, or None for all)."""
-    return np.sum(x, axis=axes, keepdims=keepdims)
+    """x summed over `axes` (a tuple of non-negative ints, or None for all). The method, not np.sum:
+    the same reduction without np.sum's wrapper, 1.5 us a call (benchmarks/bench_first_axis_sums.py)."""
+    return x.sum(axis=axes, keepdims=keepdims)
 
 
 def multiply(a, b):

@@ -19,6 +19,7 @@ Around that sit the things a run needs to be trusted with an afternoon of work:
   * `keep_best="val_loss"`: the model's weights at that evaluation figure's lowest so far are
     written to `best_checkpoint`, so a run that starts to overfit keeps its best model.
 """
+import contextlib
 import math
 import os
 import sys
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from ..autograd.creation import get_rng_state, set_rng_state
 from ..autograd.tensor import Tensor
 from ..nn.utils import clip_grad_norm_
+from ..ops.blas_threads import set_blas_threads
 from ..ops.memory import keep_freed_memory
 from .checkpoint import load, save
 from .compile_notice import compile_notice
@@ -54,7 +56,7 @@ class History:
 
 def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=100, resume=False,
         clip_grad_norm=None, scheduler=None, rngs=None, evaluate=None, evaluate_every=None,
-        label="", stream=None, keep_best=None, best_checkpoint=None, batches=None, compile=False):
+        label="", stream=None, keep_best=None, best_checkpoint=None, batches=None, compile=False, blas_threads=1):
     """Train for `steps` steps; returns a History. See the module docstring for the guarantees.
 
     loss_fn(step) -> scalar loss Tensor: draws its own batch (step counts from 1).
@@ -70,8 +72,18 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     keep_best: the name of an evaluation figure, lower is better; history.best is (step, value) of its
       lowest, and each new lowest writes {"model": state_dict, "step": step, keep_best: value} to
       best_checkpoint (a path, or None to only record it).
+    blas_threads: numpy's BLAS threads while training (ta.set_blas_threads), the count before
+      restored after; None leaves them as they are. 1: the products are small (ops/blas_threads.py).
     """
-    keep_freed_memory()  # reuse each step's freed arrays: no page faults (ops/memory.py)
+    # a block, not a setting: fit leaves the process's thread count as it found it
+    with set_blas_threads(blas_threads) if blas_threads is not None else contextlib.nullcontext():
+        return _fit(model, optimizer, loss_fn, steps, checkpoint, checkpoint_every, resume, clip_grad_norm, scheduler,
+                    rngs, evaluate, evaluate_every, label, stream, keep_best, best_checkpoint, batches, compile)
+
+
+def _fit(model, optimizer, loss_fn, steps, checkpoint, checkpoint_every, resume, clip_grad_norm, scheduler, rngs,
+         evaluate, evaluate_every, label, stream, keep_best, best_checkpoint, batches, compile):
+    keep_freed_memory()  # reuse each step's freed arrays: no page faults; mallopt has no getter to restore from
     rngs = dict(rngs or {})
     history = History()
     start = 0
@@ -82,7 +94,7 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     if compile and batches is None:
         warnings.warn("fit(compile=True) without batches=: loss_fn(step) makes its batch inside the step, which a "
                       "capture would freeze; pass batches=lambda step: ... and loss_fn(*batch). Training eagerly",
-                      stacklevel=2)
+                      stacklevel=3)  # _fit, fit, then the caller's line
     learn = learning_step(loss_fn, optimizer, compile, _checked_loss) if batches is not None else None
     history.compiled = learn if compile and learn is not None else None
     saved = start if start else None

@@ -10,10 +10,12 @@ C the axes after. Then
 
 numpy's own sum walks a short axis element by element, per row: on this project's shapes
 (summing 12 attention scores, 64 hidden units) the products are faster over a last or middle
-axis; over the first axis numpy adds whole rows and wins or ties (benchmarks/RESULTS.md,
-"Small kernels, page faults, attribute reads": the rows "sum ... over (0,)"). BLAS adds in
-float32 with several accumulators rather than numpy's pairwise order, so the last bits can differ; a sum over more than 2^16
-numbers, or over every axis (a loss), stays numpy's, whose pairwise order loses less.
+axis; over the first axes numpy adds whole rows and wins up to 128 rows, so the door
+(ops/fast_path.py) keeps numpy's sum there; from 256 rows the product wins (benchmarks/RESULTS.md,
+"Small kernels, page faults, attribute reads": the rows "sum ... over (0,)";
+benchmarks/bench_first_axis_sums.py). BLAS adds in float32 with several accumulators rather than
+numpy's pairwise order, so the last bits can differ; a sum over more than 2^16 numbers, or over
+every axis (a loss), stays numpy's, whose pairwise order loses less.
 """
 import math
 
