@@ -101,8 +101,9 @@ def train(name, model, pair, args, out_dir, steps, warmup_cosine, pool_batches=0
     else:
         schedule = ta.optim.StepLR(opt, step_size=max(1, int(0.6 * steps)), gamma=0.2)
     start = time.perf_counter()
-    batches = (BucketedStream(pair.train, args.batch, pool_batches, multiple=8) if pool_batches  # 100 % 10 == 0:
-               else lambda step: pair.train.batch(args.batch))                                  # resumes exactly
+    # checkpoints every 100 steps fall between pools of 10: --resume continues the bucketed stream exactly
+    batches = (BucketedStream(pair.train, args.batch, pool_batches, multiple=8) if pool_batches
+               else lambda step: pair.train.batch(args.batch))
     history = ta.train.fit(model, opt, model.loss, steps, batches=batches,
                            compile=not args.eager,  # a compiled step (ta.compile); --eager turns it off
                            checkpoint=os.path.join(out_dir, f"{name}.ckpt.npz"), checkpoint_every=100,
