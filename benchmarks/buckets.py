@@ -3,6 +3,7 @@ random ones, against Bahdanau's decoder (demos/translate.py's recipes, the hard 
 
     python benchmarks/buckets.py                   # seeds 0 and 1, every model once per seed
     python benchmarks/buckets.py --seeds 0 1 2 --every 50
+    python benchmarks/buckets.py --per-step 20     # only the seconds a step, the models taking turns
 
 Each run trains one model as the demo does (compiled, one BLAS thread, batches of 64) and every
 `--every` steps decodes the demo's test sentences greedily; the time is the training time
@@ -86,16 +87,65 @@ def one_run(name, seed, every, target, pair):
     return {"seconds": seconds if spent["at"] else None, "train_seconds": seconds, "step": spent["at"],
             "per_step": seconds / done, "padding": 1 - padded[0] / padded[1], "shapes": len(shapes)}
 
+def per_step(names, rounds, block=10, warmup=60):
+    """Seconds a training step (batch drawn, compiled step, clipping, Adam) of each model, its captures
+    done (`warmup` steps first), in blocks of `block` steps taking turns: the load falls on all alike."""
+    from tinyattn.nn.utils import clip_grad_norm_
+    from tinyattn.train.learning_step import learning_step
+
+    runs = {}
+    for name in names:
+        decoder, score, pool_batches = MODELS[name]
+        pair = DEMO["Pair"]("hard", 1)
+        ta.manual_seed(0)
+        model = DEMO["build"](decoder, score, pair, 64)
+        opt = ta.optim.Adam(model.parameters(), lr=3e-3)
+        learn = learning_step(model.loss, opt, True, lambda loss, _: loss)
+        stream = BucketedStream(pair.train, 64, pool_batches, multiple=8) if pool_batches else None
+        runs[name] = (model, opt, learn, stream or (lambda step, pair=pair: pair.train.batch(64)), [0], [])
+
+    def steps(name, count):
+        model, opt, learn, batches, done, _ = runs[name]
+        model.train()
+        for _ in range(count):
+            done[0] += 1
+            learn(*batches(done[0]))
+            clip_grad_norm_(opt.params, 1.0)
+            opt.step()
+
+    for name in names:
+        steps(name, warmup)
+    for _ in range(rounds):
+        for name in names:
+            begin = time.perf_counter()
+            steps(name, block)
+            runs[name][5].append((time.perf_counter() - begin) / block)
+    print(f"\nseconds a step after {warmup} steps of captures, median (range) of {rounds} blocks of {block}:")
+    base = runs[names[0]][5]
+    for name in names:
+        times = runs[name][5]
+        ratios = [t / b for t, b in zip(times, base)]
+        signatures = runs[name][2].explain().splitlines()[0]
+        print(f"{name:>22s}: {statistics.median(times):.4f} ({min(times):.4f}-{max(times):.4f}), against {names[0]} "
+              f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}); {signatures}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--every", type=int, default=50, help="evaluate every this many steps")
     parser.add_argument("--target", type=float, default=0.99)
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--per-step", type=int, metavar="ROUNDS", help="only the seconds a step (no accuracy): "
+                                                                        "ROUNDS blocks of 10 steps of each model")
     args = parser.parse_args()
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor())
     print(f"{cpu}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f} at the start")
+    if args.per_step:
+        per_step(args.models, args.per_step)
+        print(f"load {os.getloadavg()[0]:.1f} at the end")
+        return
     rows = {name: [] for name in args.models}
     for seed in args.seeds:
         for name in args.models:
