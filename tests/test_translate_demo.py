@@ -152,3 +152,18 @@ def test_translate_refuses_a_transformer_trained_with_other_positions(demo, tmp_
         demo["main"](["--pair", "quick", "--decoder", "transformer", "--out-dir", str(tmp_path), "--translate", "cat"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "trained with sinusoidal positions, this Transformer uses rope" in err
+
+
+def test_the_transformer_trains_on_bucketed_batches_when_its_recipe_says_so(demo, tmp_path, monkeypatch):
+    monkeypatch.setitem(demo["TRANSFORMER"], "pool_batches", 2)
+    widths, real = [], demo["BucketedStream"].__call__
+
+    def serve(self, step):  # the stream's batches, their widths noted
+        batch = real(self, step)
+        widths.append(batch[0].shape[1])
+        return batch
+
+    monkeypatch.setattr(demo["BucketedStream"], "__call__", serve)
+    results = demo["main"](["--pair", "quick", "--decoder", "transformer", "--steps", "3", "--batch", "4",
+                            "--test-per-length", "1", "--out-dir", str(tmp_path)])
+    assert results["transformer"]["steps"] == 3 and len(widths) == 3 and all(w % 8 == 0 for w in widths)
