@@ -113,12 +113,14 @@ def test_gpt_with_dropout():
     _same_training(build, batch)
 
 
-@pytest.mark.parametrize("name", ["luong", "transformer_seq2seq", "lstm", "lstmn", "transformer", "token_tagger",
-                                  "attention_tagger", "pointer"])
+@pytest.mark.parametrize("name", ["luong", "luong_concat", "transformer_seq2seq", "lstm", "lstmn", "transformer",
+                                  "token_tagger", "attention_tagger", "pointer"])
 def test_every_model_of_the_suite_is_captured(name):
     models = ta.models
-    if name == "luong":
-        build = lambda: (models.LuongSeq2Seq(11, 9, pad_id=0, bos_id=1, eos_id=2, embed_dim=8, hidden_size=12),
+    if name in ("luong", "luong_concat"):  # concat: the additive score, the additive_attention block
+        score = {"luong": "general", "luong_concat": "concat"}[name]
+        build = lambda: (models.LuongSeq2Seq(11, 9, pad_id=0, bos_id=1, eos_id=2, embed_dim=8, hidden_size=12,
+                                             score=score),
                          lambda m, s, l, t: m.loss(s, l, t))
         batch = _translation_batch
     elif name == "transformer_seq2seq":

@@ -59,6 +59,12 @@ def recurrent_step_node(rule, gi, state, weight_hh, bias_hh, keep):
     return blocks.reference("recurrent_step")(rule, gi, state, weight_hh, bias_hh, keep)
 
 
+def additive_attention_fused(query, W, projected_keys, v, values, mask):
+    """One additive attention step as one node (additive_attention_node.py). Looked up at each call,
+    not bound at import, so that ta.compile's capture sees it pass Function.apply."""
+    return AdditiveAttention.apply(query, W, projected_keys, v, values, mask)
+
+
 def recurrent_sequence_node(rule, gi, state, weight_hh, bias_hh, lengths, keeps, reverse):
     """A GRU or LSTM layer's direction as one node, which skips the sequences that have ended (its
     outputs are zero past each length, as the reference's); another rule's as its reference."""
@@ -84,7 +90,7 @@ def attentive_decoder_node(decoder, embedded, state, keys, encoder_states, mask,
 
 
 blocks.register_fused("attention", attention_node)
-blocks.register_fused("additive_attention", AdditiveAttention.apply)
+blocks.register_fused("additive_attention", additive_attention_fused)
 blocks.register_fused("recurrent_step", recurrent_step_node)
 blocks.register_fused("recurrent_sequence", recurrent_sequence_node)
 blocks.register_fused("attentive_decoder", attentive_decoder_node)
