@@ -50,19 +50,20 @@ class Section:
 
 COMPILED_GOALS = (
     ("composed GRU + attention, compiled / PyTorch", "composed GRU + additive attention (batch 64)", "compiled",
-     "per-block ratio", 0.6, "issue 30"),
+     "per-block ratio", 0.6, "the aim for compiled steps"),
     ("Transformer classifier, compiled / PyTorch", "Transformer classifier (bench_classifier.py's)", "compiled",
-     "per-block ratio", 0.6, "issue 30"),
+     "per-block ratio", 0.6, "the aim for compiled steps"),
     ("GPT, compiled / PyTorch", "GPT (block 64, 2 layers, n_embd 64, batch 32)", "compiled", "per-block ratio",
-     0.7, "issue 30"),
+     0.7, "the aim for compiled steps"),
 )
 
 SECTIONS = [
     Section("compiled", "Compiled steps: ta.compile against eager and PyTorch", "bench_compiled.py",
             ["--blocks", "8", "--steps", "5"], ["--blocks", "2", "--steps", "2"],
-            "Three models, three engines each (eager tinyattn, ta.compile, PyTorch) from the same weights "
-            "on the same batches, one thread, blocks of steps alternating; ms per step, median (range) over "
-            "the blocks, and the ratio to PyTorch (< 1: tinyattn faster). Then the peak memory of one step.",
+            "Four models, each trained by eager tinyattn, ta.compile (with fusion, fuse=\"exact\", and "
+            "without) and PyTorch from the same weights on the same batches, one thread, blocks of steps "
+            "alternating; ms per step, median (range) over the blocks, and the ratio to PyTorch (< 1: "
+            "tinyattn faster). Then the peak memory of one step.",
             goals=COMPILED_GOALS,
             profile={"composed GRU + attention, compiled / PyTorch": "composed",
                      "Transformer classifier, compiled / PyTorch": "classifier",
@@ -90,9 +91,9 @@ SECTIONS = [
                    ("compile, warm cache, seconds", "the same, warm cache (load)", None, "seconds", 1.0,
                     "RESULTS.md before it was generated (git history)"))),
     Section("blas_threads", "BLAS threads", "bench_blas_threads.py", ["--rounds", "6"], ["--rounds", "2"],
-            "Why `import tinyattn` gives OpenBLAS one thread (ops/blas_threads.py): training steps and "
-            "plain products under numpy's default (a thread per core), OPENBLAS_NUM_THREADS=1 and "
-            "tinyattn's default, each in its own process, interleaved, on the machine as it is."),
+            "Why ta.train.fit and the demos give OpenBLAS one thread (ops/blas_threads.py): training steps "
+            "and plain products under numpy's default (a thread per core), OPENBLAS_NUM_THREADS=1 and "
+            "ta.set_blas_threads(1), each in its own process, interleaved, on the machine as it is."),
     Section("cycle_collector", "The cycle collector", "bench_gc_threshold.py", ["--rounds", "10"],
             ["--rounds", "3", "--steps", "2"],
             "Why tinyattn leaves Python's cycle collector alone: training steps at Python's first threshold "
@@ -120,7 +121,7 @@ OLDER_TREE = Section(
     "One training step of each model (the benchmarks' GPT, Seq2Seq, classifiers and Luong's decoder) "
     "built with each package copy from the same seed, rounds interleaved, the order turned each round. "
     "DIR is the older package: `git archive COMMIT tinyattn | tar -x -C DIR`.",
-    goals=(("eager against {commit}, slowest model", None, None, None, 1.03, "issue 29"),))
+    goals=(("eager against {commit}, slowest model", None, None, None, 1.03, "the engine's reorganisation: no model slower by more than 3 %"),))
 
 
 def _load():
