@@ -24,13 +24,13 @@ import sys
 import time
 from collections import Counter
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import tinyattn as ta  # noqa: E402
-from tinyattn import metrics  # noqa: E402
-from tinyattn.data import TOKEN_IDS, BucketedStream, ReorderingSplits, ToyTranslation, translate_words  # noqa: E402
-from tinyattn.data.reordering import translate as reorder_translate  # noqa: E402
-from tinyattn.models import LuongSeq2Seq, Seq2Seq, TransformerSeq2Seq  # noqa: E402
+import tinyattn as ta
+from tinyattn import metrics
+from tinyattn.data import TOKEN_IDS, BucketedStream, ReorderingSplits, ToyTranslation, translate_words
+from tinyattn.data.reordering import translate as reorder_translate
+from tinyattn.models import LuongSeq2Seq, Seq2Seq, TransformerSeq2Seq
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # translate_cli.py, beside this file
 

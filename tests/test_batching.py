@@ -117,3 +117,8 @@ def test_compiled_training_on_bucketed_batches_equals_eager_and_replays_recurrin
     assert 1 < signatures <= 4  # widths of 1-14 words rounded up to 8 or 16: a few shapes, each recurring
     assert sum(n for n, _ in calls) == 24 and sum(r for _, r in calls) >= 24 - 2 * signatures
     assert all(r == max(0, n - 2) for n, r in calls)  # every call after a signature's two captures replays
+
+
+def test_no_examples_give_no_batches():
+    rng = np.random.default_rng(0)
+    assert bucket_batches(np.array([], int), 4, rng) == [] and bucket_batches(np.zeros((0, 2), int), 4, rng) == []

@@ -185,3 +185,25 @@ def test_fuse_false_and_a_bad_mode():
     assert not plan.fused and len(plan.code) == plan.captured
     with pytest.raises(ValueError, match="fuse is 'exact'"):
         ta.compile(chain, fuse="fast")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_float_argument_of_the_step_is_cast_as_numpy_casts_it(dtype):
+    """A Python float passed to the step is an input of the plan: numpy casts it to the array's dtype
+    at every call (NumPy 2), so a run that reads it is left to numpy rather than computed in float64."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((16, 16)).astype(dtype), rng.standard_normal((16, 16)).astype(dtype)
+
+    def arithmetic(a, b, s):
+        return (a * s + b) * s - a
+
+    def comparison(a, b, s):
+        return np.where(a > s, a, b) * 2.0
+    for fn in (arithmetic, comparison):
+        step = ta.compile(fn)
+        for s in (0.3, 0.7, 0.1, 1.3, 0.1):
+            np.testing.assert_array_equal(np.asarray(step(a, b, s)), fn(a, b, s))
+    a01 = np.full(4, 0.1, dtype)  # 0.1 > 0.1 is False in numpy's cast; float64's 0.1 would differ in float32
+    step = ta.compile(comparison)
+    for s in (0.5, 0.25, 0.1, 0.1):
+        np.testing.assert_array_equal(np.asarray(step(a01, a01 * 0, s)), comparison(a01, a01 * 0, s))

@@ -678,3 +678,23 @@ def test_a_grad_assigned_in_python_runs_eagerly_and_says_so(where):
         return step
     inputs = [(ta.tensor(np.full((4, 3), 0.1 * i)),) for i in range(5)]
     _both(factory, inputs, expect_warning="assigns a leaf's .grad")
+
+
+def test_a_grad_scaled_in_place_is_replayed():
+    """p.grad *= s (what the refusal above recommends) changes the array in place and assigns the
+    same array back: captured and replayed, no warning, the same bits as eager."""
+    def factory():
+        model = nn.Linear(3, 2).double()
+        opt = ta.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            model(x).pow(2).mean().backward()
+            for p in model.parameters():
+                p.grad *= 0.5
+            opt.step()
+            return model.weight
+        return step
+    inputs = [(ta.tensor(np.full((4, 3), 0.1 * i)),) for i in range(5)]
+    step = _both(factory, inputs)
+    assert next(iter(step.entries.values())).replays == 3

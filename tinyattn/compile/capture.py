@@ -300,7 +300,7 @@ class Recorder:
         out = kwargs.get("out")
         if out is not None:
             targets = out if isinstance(out, tuple) else (out,)
-            if any(t is leaf.grad for t in targets for leaf in self.leaves):
+            if self.writing_grads and any(t is leaf.grad for t in targets for leaf in self.leaves):
                 return function(*plain(args), **plain(kwargs))  # the walk adding into a leaf's .grad: a "leaf" instruction
             if not all(isinstance(self.ref(t), Reg) for t in targets):
                 raise Refused(f"numpy's {self.doing} writes a value of the step into an array outside it")

@@ -14,7 +14,9 @@ Two kinds of run (ta.compile(fn, fuse=...)):
   exact   +, -, *, /, negation, comparisons, where, not (and ops/arrays.py's sigmoid under the
           numba backend, whose kernel is the same scalar function): each is one IEEE operation
           in the dtype numpy uses (constants cast to it, as NumPy 2 casts a Python number), no
-          fastmath, so no reassociation and no a*b+c contracted into an FMA: the same bits as eager.
+          fastmath, so no reassociation and no a*b+c contracted into an FMA: the same bits as eager
+          (but for which operand's NaN a NaN result carries, and numpy's floating-point warnings and
+          np.errstate, which a loop does not raise).
   all     also tanh, exp and sigmoid under the numpy backend, through fast_activations.py's scalar
           functions: within 1e-6 relative of numpy's in float32 (measured 1.9e-7 on normal results;
           a subnormal one within 1 ulp: tests/test_compile_fusion.py), so the step equals eager
@@ -158,6 +160,8 @@ def find_runs(code, values, mode, exact_sigmoid):
                 fit = _formula(ins, mode, exact_sigmoid)
                 out = values[ins[4][0]]
                 operands = [_value(a, values) for a in ins[2]]
+                if any(isinstance(a, Reg) and v.__class__ in (int, float) for a, v in zip(ins[2], operands)):
+                    fit = None  # a Python number that is an input of the plan: numpy casts it at each call
                 inside = written if start is not None and ins[5][0] == shape else ()
                 if fit and not (isinstance(out, np.ndarray) and _operands_fit(ins[1], operands, out) and all(
                         np.ndim(v) == 0 or not isinstance(v, np.ndarray) or v.flags.c_contiguous
@@ -300,11 +304,24 @@ def _number(value):
     return repr(value) if abs(value) != float("inf") else ("np.inf" if value > 0 else "-np.inf")
 
 
+def _kernels_version():
+    """A line naming the source of the scalar kernels a loop calls: Numba's file cache checks the
+    loop's own file only, so an edited fast_tanh must give the loop a new file (a new key)."""
+    digest = hashlib.sha1()
+    for name in ("fast_activations", "fast_exp"):
+        with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "ops", "kernels", f"{name}.py"), "rb") as file:
+            digest.update(file.read())
+    return f"# scalar kernels: {digest.hexdigest()[:16]}\n\n"
+
+
+KERNELS = _kernels_version()
+
+
 def compiled(source):
     """The loop of `source`, compiled once per process (and once per machine: Numba's file cache)."""
     loop = _loops.get(source)
     if loop is None:
-        text = HEADER + '@njit(cache=True, error_model="numpy", fastmath=False)\n' + source
+        text = HEADER + KERNELS + '@njit(cache=True, error_model="numpy", fastmath=False)\n' + source
         key = hashlib.sha1(text.encode()).hexdigest()[:16]
         path = os.path.join(CACHE, f"fused_{key}.py")
         if not os.path.exists(path):

@@ -98,7 +98,8 @@ def _seam_backward(self, grad=None, retain_graph=False):
 
 def _seam_grad_write(tensor, value):
     if (_active is not None and not _active.depth and not _active.writing_grads
-            and getattr(tensor, "requires_grad", False) and getattr(tensor, "_ctx", None) is None):
+            and getattr(tensor, "requires_grad", False) and getattr(tensor, "_ctx", None) is None
+            and value is not getattr(tensor, "grad", None)):  # p.grad *= s changes it in place, then sets the same array
         _active.stop("the step assigns a leaf's .grad in Python (p.grad = ...), which a replay would not "
                      "repeat: call opt.zero_grad() or model.zero_grad(), or change .grad in place (p.grad *= s)")
     _grad_slot.__set__(tensor, value)

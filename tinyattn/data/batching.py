@@ -30,7 +30,7 @@ def bucket_batches(lengths, batch_size, rng, pool_batches=8):
     if lengths.ndim not in (1, 2) or batch_size < 1 or pool_batches < 1:
         raise ValueError(f"bucket_batches: lengths must be (N,) or (N, k) and batch_size, pool_batches >= 1; got "
                          f"lengths of shape {lengths.shape}, batch_size {batch_size}, pool_batches {pool_batches}")
-    keys = lengths.reshape(len(lengths), -1)
+    keys = lengths.reshape(len(lengths), -1 if lengths.size else 1)  # no examples: no batches
     order = rng.permutation(len(keys))
     pool = batch_size * pool_batches
     batches = []
