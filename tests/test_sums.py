@@ -65,6 +65,8 @@ def test_mean_of_float16_accumulates_as_numpy_does_without_overflow():
     ((64, 12, 64), (0, 1), True),   # 768 rows
     ((64, 12, 64), (2,), True),     # a last or middle axis: always the product
     ((64, 12, 64), (1,), True),
+    ((4, 30, 5), (0, 2), True),     # not the first axes (unbroadcast's kind): the product, whatever the rows
+    ((64, 192), [0], False),        # axes as a list, as a caller may pass them
     ((64, 12, 64), None, False)])   # every axis: numpy's pairwise order
 def test_the_door_sends_few_first_rows_to_numpy_and_the_rest_to_the_product(shape, axes, kernel):
     worth = fast_path.TABLE["sum_over"][2]

@@ -68,8 +68,12 @@ def _some_axes(x, axes, keepdims=False):
     they hold 128 rows or fewer (a Linear's bias gradient, (64, 192) over 0): numpy adds whole rows
     there, and the product's fixed cost (~1.5 us) is more than it saves (x.sum takes 0.65x the
     product's time at 64 x 192, ties at 128 rows; the product is 1.3-4x faster from 256 rows:
-    benchmarks/bench_first_axis_sums.py). The rules pass axes in increasing order: (0, 1, ...) first."""
-    return axes is not None and (axes[:1] != (0,) or math.prod(x.shape[:len(axes)]) > _FEW_ROWS)
+    benchmarks/bench_first_axis_sums.py). "The first axes" are exactly (0, 1, ..., k - 1): a sum
+    over (0, 2), as unbroadcast asks for, is not a sum of whole rows."""
+    if axes is None:
+        return False
+    first_axes = tuple(axes) == tuple(range(len(axes)))
+    return not first_axes or math.prod(x.shape[:len(axes)]) > _FEW_ROWS
 
 
 def _not_float64_tanh(x, approximate):
