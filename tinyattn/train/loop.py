@@ -77,71 +77,65 @@ def fit(model, optimizer, loss_fn, steps, *, checkpoint=None, checkpoint_every=1
     """
     # a block, not a setting: fit leaves the process's thread count as it found it
     with set_blas_threads(blas_threads) if blas_threads is not None else contextlib.nullcontext():
-        return _fit(model, optimizer, loss_fn, steps, checkpoint, checkpoint_every, resume, clip_grad_norm, scheduler,
-                    rngs, evaluate, evaluate_every, label, stream, keep_best, best_checkpoint, batches, compile)
-
-
-def _fit(model, optimizer, loss_fn, steps, checkpoint, checkpoint_every, resume, clip_grad_norm, scheduler, rngs,
-         evaluate, evaluate_every, label, stream, keep_best, best_checkpoint, batches, compile):
-    keep_freed_memory()  # reuse each step's freed arrays: no page faults; mallopt has no getter to restore from
-    rngs = dict(rngs or {})
-    history = History()
-    start = 0
-    if resume and checkpoint and os.path.exists(checkpoint):
-        start = _restore(load(checkpoint), model, optimizer, scheduler, rngs, history)
-        print(f"{label or 'fit'}: resumed from {checkpoint} at step {start}", file=stream or sys.stdout)
-    progress = Progress(steps, label=label, stream=stream, start=start)
-    if compile and batches is None:
-        warnings.warn("fit(compile=True) without batches=: loss_fn(step) makes its batch inside the step, which a "
-                      "capture would freeze; pass batches=lambda step: ... and loss_fn(*batch). Training eagerly",
-                      stacklevel=3)  # _fit, fit, then the caller's line
-    learn = learning_step(loss_fn, optimizer, compile, _checked_loss) if batches is not None else None
-    history.compiled = learn if compile and learn is not None else None
-    saved = start if start else None
-    figures = {}
-    step = start
-    model.train()
-    with compile_notice(stream):  # explains a slow first step, on a machine's first run only
-        try:
-            for step in range(start + 1, steps + 1):
-                loss = learn(*batches(step)) if learn else _checked_loss(loss_fn(step), step)  # learn: + backward
-                value = loss.item()
-                if learn is None and math.isfinite(value):
-                    optimizer.zero_grad()
-                    loss.backward()
-                if not math.isfinite(value):
-                    history.stopped = _stop_note("the loss", value, step, checkpoint, saved)
-                    break
-                norm = clip_grad_norm_(optimizer.params, clip_grad_norm if clip_grad_norm else math.inf)
-                if not math.isfinite(norm):
-                    history.stopped = _stop_note("the gradient norm", norm, step, checkpoint, saved)
-                    break
-                optimizer.step()
-                if scheduler is not None:
-                    scheduler.step()
-                history.losses.append(value)
-                scheduled = evaluate is not None and evaluate_every and step % evaluate_every == 0
-                if scheduled:
-                    figures = _evaluate(evaluate, step, model, history, keep_best, best_checkpoint)
-                state = None
-                if checkpoint and (step % checkpoint_every == 0 or step == steps):
-                    # taken before the evaluation made only because the run ends here: a longer
-                    # run does not make it, and it may draw from the generators resume restores
-                    state = _state(model, optimizer, scheduler, rngs, step, history)
-                if evaluate is not None and step == steps and not scheduled:
-                    figures = _evaluate(evaluate, step, model, history, keep_best, best_checkpoint)
-                progress.update(step, loss=value, **figures)
-                if state is not None:
-                    save(state, checkpoint)
-                    saved = step
-        except KeyboardInterrupt:
-            where = (f"the checkpoint of step {saved} is {checkpoint}; fit(..., resume=True) continues from it"
-                     if saved else "no checkpoint was written yet")
-            print(f"\n{label or 'fit'}: interrupted at step {step}; {where}", file=stream or sys.stdout)
-            raise
-    if history.stopped:
-        print(f"\n{label or 'fit'}: {history.stopped}", file=stream or sys.stdout)
-    return history
+        keep_freed_memory()  # reuse each step's freed arrays: no page faults; mallopt has no getter to restore from
+        rngs = dict(rngs or {})
+        history = History()
+        start = 0
+        if resume and checkpoint and os.path.exists(checkpoint):
+            start = _restore(load(checkpoint), model, optimizer, scheduler, rngs, history)
+            print(f"{label or 'fit'}: resumed from {checkpoint} at step {start}", file=stream or sys.stdout)
+        progress = Progress(steps, label=label, stream=stream, start=start)
+        if compile and batches is None:
+            warnings.warn("fit(compile=True) without batches=: loss_fn(step) makes its batch inside the step, which a "
+                          "capture would freeze; pass batches=lambda step: ... and loss_fn(*batch). Training eagerly",
+                          stacklevel=2)
+        learn = learning_step(loss_fn, optimizer, compile, _checked_loss) if batches is not None else None
+        history.compiled = learn if compile and learn is not None else None
+        saved = start if start else None
+        figures = {}
+        step = start
+        model.train()
+        with compile_notice(stream):  # explains a slow first step, on a machine's first run only
+            try:
+                for step in range(start + 1, steps + 1):
+                    loss = learn(*batches(step)) if learn else _checked_loss(loss_fn(step), step)  # learn: + backward
+                    value = loss.item()
+                    if learn is None and math.isfinite(value):
+                        optimizer.zero_grad()
+                        loss.backward()
+                    if not math.isfinite(value):
+                        history.stopped = _stop_note("the loss", value, step, checkpoint, saved)
+                        break
+                    norm = clip_grad_norm_(optimizer.params, clip_grad_norm if clip_grad_norm else math.inf)
+                    if not math.isfinite(norm):
+                        history.stopped = _stop_note("the gradient norm", norm, step, checkpoint, saved)
+                        break
+                    optimizer.step()
+                    if scheduler is not None:
+                        scheduler.step()
+                    history.losses.append(value)
+                    scheduled = evaluate is not None and evaluate_every and step % evaluate_every == 0
+                    if scheduled:
+                        figures = _evaluate(evaluate, step, model, history, keep_best, best_checkpoint)
+                    state = None
+                    if checkpoint and (step % checkpoint_every == 0 or step == steps):
+                        # taken before the evaluation made only because the run ends here: a longer
+                        # run does not make it, and it may draw from the generators resume restores
+                        state = _state(model, optimizer, scheduler, rngs, step, history)
+                    if evaluate is not None and step == steps and not scheduled:
+                        figures = _evaluate(evaluate, step, model, history, keep_best, best_checkpoint)
+                    progress.update(step, loss=value, **figures)
+                    if state is not None:
+                        save(state, checkpoint)
+                        saved = step
+            except KeyboardInterrupt:
+                where = (f"the checkpoint of step {saved} is {checkpoint}; fit(..., resume=True) continues from it"
+                         if saved else "no checkpoint was written yet")
+                print(f"\n{label or 'fit'}: interrupted at step {step}; {where}", file=stream or sys.stdout)
+                raise
+        if history.stopped:
+            print(f"\n{label or 'fit'}: {history.stopped}", file=stream or sys.stdout)
+        return history
 
 
 def _evaluate(evaluate, step, model, history, keep_best, best_checkpoint):
