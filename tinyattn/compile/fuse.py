@@ -152,9 +152,10 @@ def find_runs(code, values, mode, exact_sigmoid):
     runs, start, shape, formulas, written = [], None, None, [], set()
     for index, ins in enumerate(code + [("end",)]):
         fit = None
+        extends = ins[0] == "host" and start is not None and ins[5][0] == shape  # same shape as the open run
         if ins[0] == "host" and not ins[3] and len(ins[4]) == 1 and ins[6] in ("one", "scalar"):
             if ins[1] is operator.getitem:
-                offsets = _view(ins, values, written if start is not None and ins[5][0] == shape else ())
+                offsets = _view(ins, values, written if extends else ())
                 fit = ("view", offsets) if offsets is not None else None
             else:
                 fit = _formula(ins, mode, exact_sigmoid)
@@ -162,12 +163,12 @@ def find_runs(code, values, mode, exact_sigmoid):
                 operands = [_value(a, values) for a in ins[2]]
                 if any(isinstance(a, Reg) and v.__class__ in (int, float) for a, v in zip(ins[2], operands)):
                     fit = None  # a Python number that is an input of the plan: numpy casts it at each call
-                inside = written if start is not None and ins[5][0] == shape else ()
+                inside = written if extends else ()
                 if fit and not (isinstance(out, np.ndarray) and _operands_fit(ins[1], operands, out) and all(
                         np.ndim(v) == 0 or not isinstance(v, np.ndarray) or v.flags.c_contiguous
                         or isinstance(a, Reg) and a.index in inside for a, v in zip(ins[2], operands))):
                     fit = None  # a strided view from outside the run: numpy's own loop is faster on it
-        if fit and start is not None and ins[5][0] == shape:
+        if fit and extends:
             formulas.append(fit)
             written.add(ins[4][0])
             continue
@@ -255,10 +256,11 @@ def _loop(run, formulas, values, kept, last, stop):
             body.append(f"x{name} = {name}{_subscript(at)}" if at else f"x{name} = item({name})")
         return "x" + inputs[key]
 
-    for number, (ins, (formula, exact)) in enumerate(zip(run, formulas)):
-        if formula == "view":
-            views[ins[4][0]] = (ins[2][0], exact)  # exact: the offsets
+    for number, (ins, fit) in enumerate(zip(run, formulas)):
+        if fit[0] == "view":
+            views[ins[4][0]] = (ins[2][0], fit[1])  # the parent register, the offsets
             continue
+        formula = fit[0]
         out = values[ins[4][0]]
         arrays = [_value(a, values) for a in ins[2] if a.__class__ not in (int, float)]
         dtype = arrays[0].dtype if _is(ins[1], COMPARISONS) else out.dtype  # what a number operand is cast to
