@@ -152,22 +152,19 @@ class Plan:
             defined.update(regs)
             for reg in read:
                 last[reg] = index
-        dead = [[] for _ in self.code]
-        for index, regs in enumerate(written):  # the memory plan: a value goes after its last reader
-            for reg in regs:
-                if reg not in last and reg not in kept:
-                    dead[index].append(reg)
-        for reg, index in last.items():
-            if reg not in kept:
-                dead[index].append(reg)
+        # the memory plan: a value goes after its last reader (or, never read, after it is made)
+        freed_at = {reg: index for index, regs in enumerate(written) for reg in regs if reg not in kept}
+        freed_at.update((reg, index) for reg, index in last.items() if reg not in kept)
         self._source = self._run = None  # written and compiled on the first replay (a plan may be dropped first)
         self.sizes = {**_sizes(recorder.values), **recorder.saved_bytes}
         # a dead array lent to a later ufunc of its shape and dtype (out=; buffers.py): kept till then
         self.borrow = lend(self.code, written, last, kept, [reg for _, _, reg in self.inputs], recorder.values, reads_of)
         for index, reg in self.borrow.items():
-            dead[last[reg] if reg in last else next(i for i, regs in enumerate(written) if reg in regs)].remove(reg)
-            dead[index].append(reg)
+            freed_at[reg] = index
             self.sizes[written[index][0]] = 0  # the borrower's memory is the lender's
+        dead = [[] for _ in self.code]
+        for reg, index in freed_at.items():
+            dead[index].append(reg)
         self.layouts = layout_guards(recorder) if self.borrow else []
         self.dead, self.written = dead, written
 
