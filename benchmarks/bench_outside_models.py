@@ -1,5 +1,7 @@
 """Training steps of models nobody here tuned for (outside_models.py): tinyattn against PyTorch,
-and against older trees of tinyattn, in one process, interleaved, 1 thread.
+and against older trees of tinyattn, in one process, interleaved, 1 thread; each tree eager and,
+where it has ta.compile, compiled (the four calls of a step as one compiled step; "main /
+this tree" then sets compiled against compiled).
 
     python benchmarks/bench_outside_models.py [--rounds 20] [--steps 5] [--trees e402398 23529ae]
     python benchmarks/bench_outside_models.py --profile gru_attention [--steps 30]
@@ -60,11 +62,14 @@ def engines(name, trees):
     torch_step, weights = outside_models.torch_trainer(name, data)
     runs, notes = {"PyTorch": torch_step}, []
     reference = [torch_step(0), torch_step(1)]
-    for label, package in [("main", tinyattn)] + list(trees.items()):
+    packages = [("main", tinyattn)] + list(trees.items())
+    for label, package, compiled in ([(label, package, False) for label, package in packages]
+                                     + [(label + ", compiled", package, True) for label, package in packages
+                                        if not isinstance(package, str) and hasattr(package, "compile")]):
         if isinstance(package, str):  # its import failed: measure() reports it once
             continue
         try:
-            step = outside_models.tinyattn_trainer(name, package, weights, data)
+            step = outside_models.tinyattn_trainer(name, package, weights, data, compiled)
             losses = [step(0), step(1)]
         except Exception as error:  # an older tree that lacks something the model calls
             notes.append(f"{label} cannot run {name}: {type(error).__name__}: {error}")
@@ -112,9 +117,10 @@ def measure(rounds, steps, commits):
             row = {"model": name, "engine": engine, "ms per step": _spread(samples)}
             if engine != "PyTorch":
                 row["/ PyTorch (per round)"] = _spread([a / b for a, b in zip(samples, by_engine["PyTorch"])], 2)
-            if engine not in ("PyTorch", "main"):
+            same_kind = "main, compiled" if engine.endswith(", compiled") else "main"  # eager with eager
+            if engine not in ("PyTorch", same_kind) and same_kind in by_engine:
                 row["main / this tree (per round)"] = _spread(
-                    [a / b for a, b in zip(by_engine["main"], samples)], 2)
+                    [a / b for a, b in zip(by_engine[same_kind], samples)], 2)
             rows.append(row)
     print(markdown_table(rows, ["model", "engine", "ms per step", "/ PyTorch (per round)",
                                 "main / this tree (per round)"]))

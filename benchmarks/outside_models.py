@@ -185,9 +185,10 @@ def batches(name, count=4, seed=0):
     return out
 
 
-def trainer(name, torch, nn, F, optim, weights, data):
+def trainer(name, torch, nn, F, optim, weights, data, compile=None):
     """(step, model): step(i) runs zero_grad, the loss on batch i, backward and an Adam step; returns
-    the loss. The model starts from `weights` (its state_dict, in the library's own arrays)."""
+    the loss. The model starts from `weights` (its state_dict, in the library's own arrays).
+    compile: ta.compile, to run those four as one compiled step with the batch as its arguments."""
     model = define(torch, nn, F)[name](**SIZES[name])
     model.load_state_dict(weights)
     optimizer = optim.Adam(model.parameters(), lr=1e-3)
@@ -195,12 +196,16 @@ def trainer(name, torch, nn, F, optim, weights, data):
     sos = torch.from_numpy(np.full((SIZES[name]["batch"], 1), SOS, dtype=np.int64))
     extra = (sos,) if name == "seq2seq" else ()
 
-    def step(i):
+    def learn(*batch):
         optimizer.zero_grad()
-        loss = model.loss(*tensors[i % len(tensors)], *extra)
+        loss = model.loss(*batch, *extra)
         loss.backward()
         optimizer.step()
-        return loss.item()
+        return loss
+    run = compile(learn) if compile else learn
+
+    def step(i):
+        return run(*tensors[i % len(tensors)]).item()
 
     return step, model
 
@@ -217,8 +222,9 @@ def torch_trainer(name, data, seed=0):
     return step, weights
 
 
-def tinyattn_trainer(name, ta, weights, data):
-    """The same model and step on tinyattn (or on an older copy of the package, `ta`)."""
+def tinyattn_trainer(name, ta, weights, data, compiled=False):
+    """The same model and step on tinyattn (or on an older copy of the package, `ta`); compiled=True:
+    as a ta.compile'd step."""
     import importlib
 
     F = importlib.import_module(ta.__name__ + ".nn.functional")
@@ -226,5 +232,5 @@ def tinyattn_trainer(name, ta, weights, data):
     if "batch_first" not in inspect.signature(nn.GRU).parameters:  # 23529ae: batch first, no keyword
         nn = SimpleNamespace(**vars(ta.nn))
         nn.GRU = lambda *args, batch_first=True, **options: ta.nn.GRU(*args, **options)  # batch_first: none there
-    step, _ = trainer(name, as_torch(ta), nn, F, ta.optim, weights, data)
+    step, _ = trainer(name, as_torch(ta), nn, F, ta.optim, weights, data, ta.compile if compiled else None)
     return step

@@ -206,3 +206,26 @@ def test_compile_scalar_loss_times_python_number(dtype, expr):
     for (le, ge), (lc, gc) in zip(*eager_w):
         assert le == lc
         np.testing.assert_array_equal(ge, gc)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_recurrent_layers_without_lengths_replay(fused):
+    """nn.GRU and nn.LSTM called without lengths (as PyTorch's translation tutorial calls its GRU):
+    the fused sequence node's sort of the rows depends only on the shapes, so two captures agree
+    and the step replays (it ran eagerly, refused, when each call's sort was a new object)."""
+    def build():
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed, self.gru = nn.Embedding(13, 8), nn.GRU(8, 8, batch_first=True)
+                self.lstm, self.head = nn.LSTM(8, 8, batch_first=True), nn.Linear(8, 5)
+
+            def forward(self, tokens):
+                h, h_n = self.gru(self.embed(tokens))
+                steps = [self.gru(h[:, t:t + 1], h_n)[0] for t in range(h.shape[1])]  # one step at a time, from h_n
+                return self.head(self.lstm(ta.cat(steps, 1))[0])
+        return Tagger(), lambda m, x, y: F.cross_entropy(m(x).transpose(1, 2), y)
+
+    def batch(rng):
+        return rng.integers(0, 13, (4, 6)), rng.integers(0, 5, (4, 6))
+    _same_training(build, batch, fused=fused)

@@ -17,6 +17,7 @@ class RunningRows:
     """
 
     def __init__(self, lengths, B, T):
+        self.by_length = lengths is not None
         if lengths is None:
             self.order, self.counts = np.arange(B), np.full(T, B)
         else:
@@ -24,6 +25,15 @@ class RunningRows:
             self.order = np.argsort(-lengths, kind="stable")
             self.counts = (lengths[:, None] > np.arange(T)).sum(axis=0)
         self._unsort = np.argsort(self.order)
+
+    def __eq__(self, other):
+        """Two sorts without lengths over the same B and T are one sort: ta.compile compares the
+        constants of two captures with ==, and a node's ctx keeps its sort. A sort by lengths is
+        only itself: it depends on the data, which a replay must not freeze."""
+        return (type(other) is RunningRows and not self.by_length and not other.by_length
+                and len(self.order) == len(other.order) and len(self.counts) == len(other.counts))
+
+    __hash__ = None  # equal sorts are not one key
 
     def sorted(self, x):
         """(B, ...) -> the same rows longest first (a copy)."""
