@@ -71,6 +71,17 @@ SECTIONS = [
                      "Transformer classifier, compiled / PyTorch": "classifier",
                      "GPT, compiled / PyTorch": "gpt"},
             cut="GPT (block 64"),
+    Section("outside", "Models nobody here tuned for", "bench_outside_models.py",
+            ["--rounds", "12", "--steps", "3", "--trees"], ["--rounds", "2", "--steps", "2", "--trees"],
+            "Four models transcribed from PyTorch tutorials and docs as a PyTorch user writes them "
+            "(benchmarks/outside_models.py: the translation tutorial's GRU seq2seq with attention, "
+            "attention-only and Transformer classifiers, a GRU with additive attention), trained eagerly "
+            "and compiled (ta.compile) against PyTorch from PyTorch's own initial weights on the same "
+            "batches, one thread, interleaved; `--trees COMMIT` adds an older tree beside them.",
+            goals=(("outside GRU + additive attention, compiled / PyTorch", "gru_attention", "main, compiled",
+                    "/ PyTorch (per round)", 0.6, "the aim for compiled steps"),
+                   ("outside Transformer classifier, compiled / PyTorch", "transformer", "main, compiled",
+                    "/ PyTorch (per round)", 0.6, "the aim for compiled steps"))),
     Section("seq2seq", "The translation model (hand-fused Seq2Seq) against PyTorch", "bench_seq2seq.py",
             ["--threads", "1", "--rounds", "4", "--steps", "12"], ["--threads", "1", "--rounds", "2", "--steps", "4"],
             "demos/translate.py's Seq2Seq (bidirectional GRU encoder, Bahdanau decoder, batch 64, Adam) "
