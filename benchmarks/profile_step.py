@@ -1,6 +1,6 @@
 """Where a compiled training step's time goes: cProfile of one of bench_compiled.py's models, grouped.
 
-    python benchmarks/profile_step.py composed|classifier|gpt [--steps 40] [--engine compiled|eager]
+    python benchmarks/profile_step.py composed|classifier|gpt|seq2seq [--steps 40] [--engine compiled|eager]
 
 The step is bench_compiled.py's (zero_grad, forward, backward compiled; clipping and Adam after),
 one thread (`import tinyattn` gives OpenBLAS one; torch and Numba are set to one). The profile's
@@ -22,7 +22,7 @@ import bench_compiled  # noqa: E402
 from _timing import markdown_table  # noqa: E402
 
 ENGINES = {"composed": bench_compiled.composed_engines, "classifier": bench_compiled.classifier_engines,
-           "gpt": bench_compiled.gpt_engines}
+           "gpt": bench_compiled.gpt_engines, "seq2seq": bench_compiled.seq2seq_engines}
 PRODUCTS = {"matmul", "dot", "einsum", "tensordot", "inner", "vdot"}
 
 
