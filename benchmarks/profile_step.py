@@ -8,6 +8,12 @@ own time per function (tottime) is summed into groups: the BLAS products, the Nu
 (tinyattn/ops/kernels/), other numpy calls, the generated replay, tinyattn's Python by folder, and
 the rest; then the top entries. cProfile adds a cost to
 every Python call, so Python's share reads high: the groups say where to look, not a step's time.
+
+Then a floor: the products (ops/arrays.py matmul) of one eager step are recorded with their arrays
+(a compiled step makes the same ones; fusion leaves products alone) and each is timed alone, numpy's
+np.matmul and torch.matmul on the same memory taking turns, beside PyTorch's whole step. numpy's
+products alone, over PyTorch's step, is a ratio this model cannot go below, whatever else gets
+faster, unless its products do.
 """
 import argparse
 import cProfile
@@ -19,6 +25,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_compiled  # noqa: E402
+import numpy as np  # noqa: E402
+
+from tinyattn.ops import arrays  # noqa: E402
 from _timing import markdown_table  # noqa: E402
 
 ENGINES = {"composed": bench_compiled.composed_engines, "classifier": bench_compiled.classifier_engines,
@@ -95,6 +104,55 @@ def profile(model, steps, engine="compiled"):
     print(markdown_table(top, ["function (own time)", "ms per step", "calls per step", "group"]))
 
 
+def _products(model):
+    """The (a, b) of every arrays.matmul call one eager step of `model` makes (after a warm-up)."""
+    step, batches = ENGINES[model]()["eager"]
+    run = bench_compiled._runner(step, batches)
+    run()
+    calls, door = [], arrays.matmul
+
+    def record(a, b):
+        calls.append((a, b))  # the arrays themselves (kept alive by the list): their layout is what is timed
+        return door(a, b)
+    arrays.matmul = record
+    try:
+        run()
+    finally:
+        arrays.matmul = door
+    return calls
+
+
+def products_floor(model, repeats=20, rounds=5):
+    """numpy's and torch's time for one step's products, each alone, and PyTorch's whole step."""
+    import torch
+
+    calls = _products(model)
+    pairs = [((lambda a=a, b=b: np.matmul(a, b)),
+              (lambda a=torch.from_numpy(a), b=torch.from_numpy(b): torch.matmul(a, b))) for a, b in calls]
+    step, batches = ENGINES[model]()["PyTorch"]
+    torch_step = bench_compiled._runner(step, batches)
+    for _ in range(5):
+        torch_step()
+
+    def ms(fn, n):
+        start = time.perf_counter()
+        for _ in range(n):
+            fn()
+        return (time.perf_counter() - start) / n * 1e3
+    numpy_ms, torch_ms, step_ms = [], [], []
+    for r in range(rounds):  # the sides take turns going first
+        sides = [(numpy_ms, 0), (torch_ms, 1)][::1 if r % 2 == 0 else -1]
+        for times, side in sides:
+            times.append(sum(ms(pair[side], repeats) for pair in pairs))
+        step_ms.append(ms(torch_step, 10))
+    numpy_ms, torch_ms, step_ms = (sorted(x)[len(x) // 2] for x in (numpy_ms, torch_ms, step_ms))
+    print(f"\nThe floor: one step's {len(calls)} products, each timed alone on its own arrays (median of "
+          f"{rounds} rounds): numpy {numpy_ms:.2f} ms, torch.matmul {torch_ms:.2f} ms (numpy / torch "
+          f"{numpy_ms / torch_ms:.2f}); PyTorch's whole step {step_ms:.2f} ms. numpy's products alone are "
+          f"**{numpy_ms / step_ms:.2f}** of PyTorch's step: with everything else free, this model's ratio to "
+          f"PyTorch could not go below that with numpy's BLAS.")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", choices=sorted(ENGINES))
@@ -102,3 +160,4 @@ if __name__ == "__main__":
     parser.add_argument("--engine", choices=["compiled", "eager", "PyTorch"], default="compiled")
     args = parser.parse_args()
     profile(args.model, args.steps, args.engine)
+    products_floor(args.model)
