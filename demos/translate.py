@@ -33,6 +33,7 @@ from tinyattn.data.reordering import translate as reorder_translate
 from tinyattn.models import LuongSeq2Seq, Seq2Seq, TransformerSeq2Seq
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # translate_cli.py, beside this file
+from translate_cli import ablation_command, compare_command, translate_command, vocab_command  # noqa: E402
 
 BUCKETS = {"hard": [(5, 10), (11, 20), (21, 30), (31, 40), (41, 50)], "quick": [(1, 4), (5, 8), (9, 12), (13, 16)]}
 SCORES = {"bahdanau": ["additive", "general", "dot", "scaled_dot", "cosine"], "luong": ["general", "dot", "concat"]}
@@ -329,20 +330,12 @@ def main(argv=None):
         parser.error(f"--decoder {args.decoder} takes --score {', '.join(SCORES[args.decoder])}")
     score = args.score or {"bahdanau": "additive", "luong": "general"}.get(args.decoder)
     if args.vocab:
-        from translate_cli import vocab_command
-
         return vocab_command(args, Pair)
     if args.translate is not None:
-        from translate_cli import translate_command
-
         return translate_command(args, args.decoder or "bahdanau", score or "additive", Pair, build, model_name)
     if args.compare:
-        from translate_cli import compare_command
-
         return compare_command(args, COMPARED, run, LONG_BUCKETS)
     if args.ablation:
-        from translate_cli import ablation_command
-
         return ablation_command(args, TRANSFORMER, run)
     decoders = [(args.decoder, score)] if args.decoder else [("bahdanau", "additive"), ("none", None)]
     return run(args, decoders)
