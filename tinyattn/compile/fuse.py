@@ -152,7 +152,7 @@ def find_runs(code, values, mode, exact_sigmoid):
     runs, start, shape, formulas, written = [], None, None, [], set()
     for index, ins in enumerate(code + [("end",)]):
         fit = None
-        extends = ins[0] == "host" and start is not None and ins[5][0] == shape  # same shape as the open run
+        extends = ins[0] == "host" and start is not None and ins[5][:1] == (shape,)  # same shape as the open run
         if ins[0] == "host" and not ins[3] and len(ins[4]) == 1 and ins[6] in ("one", "scalar"):
             if ins[1] is operator.getitem:
                 offsets = _view(ins, values, written if extends else ())
@@ -203,17 +203,17 @@ def fuse(code, wheres, values, kept, result, reads_of, mode="exact", exact_sigmo
     moved = {}
     for new_index, ins in enumerate(new_code + code[at:]):
         moved[id(ins)] = new_index
-    return new_code + code[at:], new_wheres + wheres[at:], fused, _renumber(result, code, moved)
+    return new_code + code[at:], new_wheres + wheres[at:], fused, renumber(result, code, moved)
 
 
-def _renumber(template, code, moved):
+def renumber(template, code, moved):
     """Out("read", i) -> Out("read", where instruction i is now)."""
     if isinstance(template, Out):
         return Out("read", moved[id(code[template.index])]) if template.kind == "read" else template
     if template.__class__ in (tuple, list):
-        return template.__class__(_renumber(t, code, moved) for t in template)
+        return template.__class__(renumber(t, code, moved) for t in template)
     if template.__class__ is dict:
-        return {k: _renumber(v, code, moved) for k, v in template.items()}
+        return {k: renumber(v, code, moved) for k, v in template.items()}
     return template
 
 

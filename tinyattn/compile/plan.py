@@ -15,10 +15,10 @@ import numpy as np
 from ..autograd import creation as _rng
 from ..autograd.tensor import wrap
 from ..ops import get_backend
-from .buffers import layout_guards, lend, with_out
+from .buffers import join_slice_grads, layout_guards, lend, with_out
 from .capture import Live, Out, Reg
 from .codegen import generate
-from .fuse import fuse
+from .fuse import fuse, renumber
 from .traced import MISSING, Refused, alike, unchanged
 
 
@@ -130,7 +130,11 @@ class Plan:
         # fusion (fuse.py): runs of element-wise calls become one generated loop each; the plan is
         # the fused code (sigmoid's kernel is fast_sigmoid itself only under the numba backend)
         self.captured = len(recorder.code)
-        self.code, self.wheres, self.fused, result = fuse(recorder.code, recorder.wheres, recorder.values,
+        # the gradients of a tensor's slices added into one array of zeros (buffers.py), then fusion
+        code, wheres = join_slice_grads(recorder.code, recorder.wheres, recorder.values, result_reads(result, set()),
+                                        reads_of)
+        result = renumber(result, recorder.code, {id(ins): index for index, ins in enumerate(code)})
+        self.code, self.wheres, self.fused, result = fuse(code, wheres, recorder.values,
                                                           result_reads(result, set()), result, reads_of, fusion,
                                                           get_backend() == "numba")
         self.inputs = [(position, kind, reg) for position, kind, reg, _ in recorder.inputs]
