@@ -18,6 +18,7 @@ Functions, constants and parameters are bound by name in the function's globals 
 are what make a replay cheaper than the engine's Python.
 """
 from .capture import Live, Reg
+from .seams import ArrayCall
 
 
 class Source:
@@ -108,7 +109,8 @@ def line(src, index, ins, contexts):
         src.lines.append(f"r{ins[2]} = {src.render(ins[1]).removesuffix('.data')}.grad")
     elif kind == "host":
         function, args, kwargs, regs, shapes, form = ins[1:]
-        call = src.call(function, args, kwargs)
+        chosen = function.chosen if isinstance(function, ArrayCall) else None  # bound at capture: no door
+        call = src.call(chosen[0], args, kwargs, f"{function.name}_{chosen[1]}") if chosen else src.call(function, args, kwargs)
         if not regs:
             src.lines.append(call)
         else:

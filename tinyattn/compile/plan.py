@@ -14,10 +14,13 @@ import numpy as np
 
 from ..autograd import creation as _rng
 from ..autograd.tensor import wrap
+from ..ops import arrays as _arrays
 from ..ops import get_backend
-from .buffers import join_slice_grads, layout_guards, lend, with_out
+from ..ops.fast_path import TABLE
+from .buffers import c_contiguous, join_slice_grads, layout_guards, lend, with_out
 from .capture import Live, Out, Reg
-from .codegen import generate
+from .seams import ArrayCall
+from .codegen import _has_register, generate
 from .fuse import fuse, renumber
 from .traced import MISSING, Refused, alike, unchanged
 
@@ -137,6 +140,14 @@ class Plan:
         self.code, self.wheres, self.fused, result = fuse(code, wheres, recorder.values,
                                                           result_reads(result, set()), result, reads_of, fusion,
                                                           get_backend() == "numba")
+        code, wheres, stepped = [], [], False  # stepped: an optimiser's step is behind (a guard could not undo it)
+        for ins, where in zip(self.code, self.wheres):
+            stepped = stepped or ins[0] == "call" and getattr(ins[1], "__name__", "") == "step"
+            bound = bind_door(ins, recorder.values, not stepped)
+            code += bound
+            wheres += [where] * len(bound)
+        result = renumber(result, self.code, {id(ins): index for index, ins in enumerate(code)})
+        self.code, self.wheres = code, wheres
         self.inputs = [(position, kind, reg) for position, kind, reg, _ in recorder.inputs]
         self.modules = list(recorder.modules.values())
         self.outside = recorder.outside
@@ -160,7 +171,8 @@ class Plan:
         freed_at = {reg: index for index, regs in enumerate(written) for reg in regs if reg not in kept}
         freed_at.update((reg, index) for reg, index in last.items() if reg not in kept)
         self._source = self._run = None  # written and compiled on the first replay (a plan may be dropped first)
-        self.sizes = {**_sizes(recorder.values), **recorder.saved_bytes}
+        made = {reg for _, _, reg in self.inputs}.union(*written)  # the registers of values a replay holds
+        self.sizes = {reg: size for reg, size in {**_sizes(recorder.values), **recorder.saved_bytes}.items() if reg in made}
         # a dead array lent to a later ufunc of its shape and dtype (out=; buffers.py): kept till then
         self.borrow = lend(self.code, written, last, kept, [reg for _, _, reg in self.inputs], recorder.values, reads_of)
         for index, reg in self.borrow.items():
@@ -220,6 +232,43 @@ class Plan:
             peak = max(peak, held)
             held -= sum(self.sizes.get(reg, 0) for reg in dead)
         return peak, sum(self.sizes.values())
+
+
+def order_check(ins):
+    """Whether `ins` is a guard bind_door put in: an array's C order, on which the door's choice rests."""
+    return ins[0] == "guard" and ins[1] is c_contiguous
+
+
+def bind_door(ins, values, may_guard):
+    """[`ins`] calling the function the fast path's door chose for it at capture (ops/fast_path.py),
+    preceded by the guards that make the choice the replay's too, or [ins] as it was. The door looks
+    at its arrays' shapes and dtypes, which are the capture's at every replay (shapes: the guards;
+    dtypes: fixed by the signature and the parameters' guards), and, for a kernel that needs C
+    order, at their order: there a guard that each array is C-contiguous (where `may_guard`), unless
+    the door would choose the reference in any order. A 0-d register may be a numpy scalar at replay
+    (which the door does not count): its call keeps the door."""
+    function = ins[1]
+    if ins[0] != "host" or not isinstance(function, ArrayCall):
+        return [ins]
+    door = getattr(_arrays, function.name)
+    choose = getattr(door, "choose", None)
+    guards = []
+    if choose is None:  # the numpy backend: the reference itself
+        chosen = (door, "reference")
+    else:
+        args = [values[a.index] if isinstance(a, Reg) else a for a in ins[2]]
+        if any(isinstance(a, Reg) and not (isinstance(v, np.ndarray) and v.ndim) for a, v in zip(ins[2], args)) \
+                or any(not isinstance(a, Reg) and _has_register(a) for a in ins[2]) or ins[3]:
+            return [ins]
+        picked = choose(*args)
+        if TABLE[function.name][1] and not picked is door.reference is choose(*args, contiguous=False):
+            if picked is door.reference or not may_guard:  # the reference for want of C order
+                return [ins]
+            guards = [("guard", c_contiguous, (a,), {}, True) for a in ins[2] if isinstance(a, Reg)]
+        chosen = (picked, "reference" if picked is door.reference else "kernel")
+    bound = ArrayCall(function.name)
+    bound.chosen = chosen
+    return guards + [ins[:1] + (bound,) + ins[2:]]
 
 
 def _sizes(values):
