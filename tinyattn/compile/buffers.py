@@ -131,14 +131,11 @@ def layout_guards(recorder):
 # then adds those arrays up. A GRU's gates (64, 192) cut in three and read twice each: six zeros
 # arrays of the whole shape and four sums, for gradients that never touch one element twice.
 # Where each array of zeros is read only by its slice assignments and one sum, the sums and their
-# slices' places are pairwise disjoint, the sum is one array of zeros with each gradient added
-# into its slice. Its bits are the sum's: each element is one gradient plus 0.0 (0.0 + g, which
-# turns -0.0 into +0.0, as the sum does), or 0.0 where no slice falls.
-
-def add_into(array, index, value):
-    """array[index] += value, in place: the slice's elements become 0.0 + value, as in a sum of zeros."""
-    view = array[index]
-    np.add(view, value, out=view)
+# slices' places are pairwise disjoint, the sum is one array of zeros with each gradient assigned
+# into its slice, then 0.0 added to it all in place (one pass in memory order): each element is
+# one gradient plus 0.0 (which turns -0.0 into +0.0, as the sum does), or 0.0 where no slice falls.
+# The sum's bits: an element of a sum of zeros arrays is its one gradient + 0.0 + 0.0 ..., and
+# x + 0.0 + 0.0 is x + 0.0.
 
 
 def _slice_mask(array, key, value):
@@ -162,15 +159,16 @@ class _Zeros:
     """An array of zeros the plan makes and fills by slices: where it is made, the slice
     assignments into it, the elements they cover, how many of its readers those are."""
 
-    def __init__(self, made, shape, sets=(), mask=None, gone=()):
+    def __init__(self, made, shape, sets=(), mask=None, gone=(), summed=None):
         self.made, self.sets, self.gone = made, list(sets), list(gone)  # gone: the instructions a join removes
+        self.summed = summed  # the last sum joined: where 0.0 is added, in place
         self.mask = np.zeros(shape, bool) if mask is None else mask
         self.readers = len(self.sets)
 
 
 def join_slice_grads(code, wheres, values, kept, reads_of):
     """(code, wheres): the code with each sum of slice-filled arrays of zeros made one array of
-    zeros that each gradient is added into (add_into). `kept`: registers the result is rebuilt from."""
+    zeros that each gradient is assigned into, plus 0.0. `kept`: registers the result is rebuilt from."""
     readers = {}
     for ins in code:
         for reg in reads_of(ins):
@@ -186,7 +184,7 @@ def join_slice_grads(code, wheres, values, kept, reads_of):
             record = zeros[args[0].index]
             value = values[args[2].index] if isinstance(args[2], Reg) else args[2]
             mask = _slice_mask(values[args[0].index], args[1], value)
-            if mask is None or record.gone or (mask & record.mask).any():  # a joined sum is assigned, not added to
+            if mask is None or record.summed is not None or (mask & record.mask).any():  # a joined sum: assigned into
                 del zeros[args[0].index]
                 continue
             record.sets.append(index)
@@ -201,11 +199,12 @@ def join_slice_grads(code, wheres, values, kept, reads_of):
                     or values[a].dtype != values[b].dtype or values[regs[0]].dtype != values[a].dtype):
                 continue
             del zeros[a], zeros[b]
+            gone = first.gone + second.gone + [max(first.made, second.made)]  # the later array of zeros,
+            gone += [at for at in (first.summed, second.summed) if at is not None]  # the sums before this one
             joined = zeros[regs[0]] = _Zeros(min(first.made, second.made), None, first.sets + second.sets,
-                                             first.mask | second.mask,
-                                             first.gone + second.gone + [max(first.made, second.made), index])
+                                             first.mask | second.mask, gone, index)
             joined.readers = 0  # the sum's register: read by nothing yet
-            groups = [g for g in groups if g is not first and g is not second] + [(regs[0], joined)]
+            groups = [(reg, g) for reg, g in groups if g is not first and g is not second] + [(regs[0], joined)]
     new = list(code)
     gone = set()
     for reg, record in groups:
@@ -213,7 +212,8 @@ def join_slice_grads(code, wheres, values, kept, reads_of):
         new[record.made] = made[:4] + ((reg,),) + made[5:]
         for at in record.sets:
             _, _, (_, key, value), _, _, _, _ = code[at]
-            new[at] = ("host", add_into, (Reg(reg), key, value), {}, (), (), "none")
+            new[at] = ("host", operator.setitem, (Reg(reg), key, value), {}, (), (), "none")
+        new[record.summed] = ("host", np.add, (Reg(reg), 0.0), {"out": Reg(reg)}, (), (), "none")
         gone.update(record.gone)
     code = [ins for index, ins in enumerate(new) if index not in gone]
     wheres = [where for index, where in enumerate(wheres) if index not in gone]
