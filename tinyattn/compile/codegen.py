@@ -80,8 +80,8 @@ def _check(src, regs, shapes, what):
         src.lines.append(f"if r{reg}.shape != {shape!r}: fail({what!r})")
 
 
-def line(src, index, ins, contexts):
-    """Append the source of instruction `index`."""
+def line(src, index, ins, contexts, check=True):
+    """Append the source of instruction `index` (check=False: no check of its results' shapes)."""
     kind = ins[0]
     where = f"instruction {index} ({kind})"
     if kind == "live":
@@ -116,7 +116,8 @@ def line(src, index, ins, contexts):
         else:
             targets = _targets(regs) + ("," if form == "several" and len(regs) == 1 else "")
             src.lines.append(f"{targets} = {'asarray(' + call + ')' if form == 'scalar' else call}")
-            _check(src, regs, shapes, f"{getattr(function, '__name__', function)} ({where})")
+            if check:
+                _check(src, regs, shapes, f"{getattr(function, '__name__', function)} ({where})")
     elif kind == "guard":
         function, args, kwargs, value = ins[1:]
         src.lines.append(f"if not same({src.call(function, args, kwargs)}, {src.bind(value, 'seen')}): "
@@ -132,16 +133,17 @@ def line(src, index, ins, contexts):
         src.lines.append(src.call(method, args, kwargs, getattr(method, "__qualname__", "call")))
 
 
-def generate(code, inputs, result, dead, helpers, contexts, render_result, entry_guards=()):
+def generate(code, inputs, result, dead, helpers, contexts, render_result, entry_guards=(), unchecked=()):
     """The source and the compiled function `replay(leaves)` of a plan (`entry_guards`: guard
-    instructions checked before any of `code` runs)."""
+    instructions checked before any of `code` runs; `unchecked`: the instructions whose results'
+    shapes the plan knows, plan.py's unchecked(): no check line)."""
     src = Source(helpers)
     for position, kind, reg in inputs:
         src.lines.append(f"r{reg} = leaves[{position}]{'.data' if kind == 'data' else ''}")
     for ins in entry_guards:
         line(src, "entry", ins, contexts)
     for index, ins in enumerate(code):
-        line(src, index, ins, contexts)
+        line(src, index, ins, contexts, index not in unchecked)
         if dead[index]:
             src.lines.append("del " + ", ".join(f"r{r}" for r in dead[index]))
     src.lines.append(f"return {render_result(src, result)}")

@@ -319,6 +319,11 @@ def _kernels_version():
 KERNELS = _kernels_version()
 
 
+def loops():
+    """The id() of every loop compiled so far (a plan's fused calls are among them)."""
+    return {id(loop) for loop in _loops.values()}
+
+
 def compiled(source):
     """The loop of `source`, compiled once per process (and once per machine: Numba's file cache)."""
     loop = _loops.get(source)

@@ -10,6 +10,8 @@ The memory plan is liveness, as a compiler's register allocator computes it: eac
 reader is known, so the generated code `del`s its array right after (and malloc hands its memory
 to the next array of that size). Without it a replay would hold every array of the step at once.
 """
+import operator
+
 import numpy as np
 
 from ..autograd import creation as _rng
@@ -18,10 +20,10 @@ from ..ops import arrays as _arrays
 from ..ops import get_backend
 from ..ops.fast_path import TABLE
 from .buffers import c_contiguous, join_slice_grads, layout_guards, lend, with_out
-from .capture import Live, Out, Reg
+from .capture import Live, Out, Reg, strided
 from .seams import ArrayCall
 from .codegen import _has_register, generate
-from .fuse import fuse, renumber
+from .fuse import fuse, loops, renumber
 from .traced import MISSING, Refused, alike, unchanged
 
 
@@ -155,6 +157,7 @@ class Plan:
         self.result = result
         self.registers = registers
         self.guarded = any(ins[0] == "guard" for ins in self.code)
+        self.unchecked = unchecked(self.code, self.inputs, loops())  # results whose shapes need no check
         kept = result_reads(result, set())
         written = [_writes(ins) for ins in self.code]
         defined = {reg for _, _, reg in self.inputs}
@@ -206,7 +209,8 @@ class Plan:
         if self._source is None:
             code = [with_out(ins, self.borrow[i]) if i in self.borrow else ins for i, ins in enumerate(self.code)]
             self._source, self._run = generate(code, self.inputs, self.result, self.dead,
-                                               {**HELPERS, "same": same}, _context_class, _render_result, self.layouts)
+                                               {**HELPERS, "same": same}, _context_class, _render_result, self.layouts,
+                                               self.unchecked)
 
     @property
     def source(self):
@@ -232,6 +236,52 @@ class Plan:
             peak = max(peak, held)
             held -= sum(self.sizes.get(reg, 0) for reg in dead)
         return peak, sum(self.sizes.values())
+
+
+# numpy calls whose result's shape follows from their first argument's shapes (the arrays) and
+# their other arguments (constants): a register's shape never changes their result's
+SHAPE_CALLS = {np.ndarray.reshape, np.reshape, np.ndarray.transpose, np.transpose, np.ndarray.swapaxes, np.swapaxes,
+               np.moveaxis, np.ascontiguousarray, np.broadcast_to, np.concatenate, np.stack, operator.getitem, strided,
+               np.ndarray.astype, np.ndarray.copy, np.ndarray.squeeze, np.squeeze, np.expand_dims, np.ndarray.ravel}
+NEW = {np.zeros, np.ones, np.full}
+
+
+def unchecked(code, inputs, loops):
+    """The instructions whose results' shapes the plan knows without a check: numpy calls (ufuncs,
+    np.where, ops/arrays.py's functions, fused loops `loops`, SHAPE_CALLS) whose array operands'
+    shapes are known and whose other arguments are constants: the inputs' and parameters' shapes
+    are guarded (the signature, check_entry), and such a call's result shape follows from them. A
+    value read into Python that sets a shape is a guard; a rule run whole, a .grad, a draw of a
+    size from a register keep their checks, and so make their results known."""
+    known = {reg for _, kind, reg in inputs if kind != "tensor"}  # Live (a parameter's array) is known too
+    proven = set()
+    for index, ins in enumerate(code):
+        kind = ins[0]
+        if kind == "live" or kind == "forward":  # a parameter's shape is guarded on entry; a rule's output checked
+            known.update(_writes(ins))
+        elif kind == "draw" and not _has_register((ins[2], ins[3])):
+            known.add(ins[4])
+        elif kind == "host" and ins[4]:
+            function, args, kwargs = ins[1:4]
+            regs = [leaf for leaf in leaves((args, kwargs)) if isinstance(leaf, Reg)]
+            if any(reg.index not in known for reg in regs):
+                fits = False
+            elif _hashable(function) and function in NEW:
+                fits = not regs
+            elif isinstance(function, (np.ufunc, ArrayCall)) or id(function) in loops:
+                fits = True
+            elif function is np.where:
+                fits = len(args) == 3
+            else:
+                fits = _hashable(function) and function in SHAPE_CALLS and not _has_register((args[1:], kwargs))
+            if fits:
+                proven.add(index)
+            known.update(ins[4])  # proven, or checked
+    return proven
+
+
+def _hashable(function):
+    return getattr(function, "__hash__", None) is not None
 
 
 def order_check(ins):
