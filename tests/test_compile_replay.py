@@ -86,3 +86,136 @@ def test_overlapping_slices_keep_their_sum():
         return (w[:, :2 * H].tanh() * x[:, :2 * H]).sum() + (w[:, H:] * x[:, H:]).sum()
     plan = _compare(loss_fn, w, [rng.standard_normal((4, 3 * H)) for _ in range(4)])
     assert _zeros_calls(plan) == 2
+
+
+# --- the fast path's door: chosen at capture, bound in the code ----------------------------------
+
+def _attention_step(w):
+    """A step whose ops/arrays.py calls go through doors: matmul, softmax (a kernel), sum_over."""
+    def loss_fn(w, x):
+        scores = (x @ w).softmax(-1)
+        return (scores * scores).sum()
+    return loss_fn
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_door_chosen_at_capture_is_bound_in_the_replay(dtype, monkeypatch):
+    """The replay calls the kernel (or reference) the door chose at capture, named so in its code,
+    with eager's bits; replaced afterwards, ops/arrays.py's softmax is not called any more."""
+    from tinyattn.ops import arrays, fast_path
+    rng = np.random.default_rng(2)
+    w = ta.tensor(rng.standard_normal((6, 10)).astype(dtype), requires_grad=True)
+    batches = [rng.standard_normal((5, 6)).astype(dtype) for _ in range(5)]
+    plan = _compare(_attention_step(w), w, batches)
+    assert "softmax_kernel_" in plan.source and "matmul_reference_" in plan.source, plan.source
+    assert any(value is fast_path.kernel("softmax") for value in plan._run.__globals__.values())
+    calls = []
+    door = arrays.softmax
+    monkeypatch.setattr(arrays, "softmax", lambda *args: calls.append(1) or door(*args))
+    plan.replay([ta.tensor(batches[0])])
+    assert not calls, "the replay went through ops/arrays.py's door"
+
+
+def test_a_kernel_that_needs_c_order_is_bound_behind_an_order_check():
+    """sum_over's kernel needs C order (a sum over the first axes of many rows): bound with a check
+    of its operand's order; an input in another order at replay fails the check, and the step runs
+    as eager runs it (the door's reference), with eager's bits."""
+    rng = np.random.default_rng(3)
+    w = ta.tensor(rng.standard_normal((1, 8)), requires_grad=True)
+
+    def loss_fn(w, x):
+        return ((x * w).sum((0, 1)) * w[0]).sum()
+    batches = [rng.standard_normal((150, 4, 8)) for _ in range(4)]
+    plan = _compare(loss_fn, w, batches)
+    assert "sum_over_kernel_" in plan.source and "c_contiguous" in plan.source, plan.source
+    results = {}
+    for compiled in (False, True):
+        def step(x):
+            loss = loss_fn(w, x)
+            loss.backward()
+            return loss
+        run = ta.compile(step) if compiled else step
+        out = []
+        for x in batches + [np.asfortranarray(batches[0]), batches[1]]:
+            w.grad = None
+            out.append((run(ta.tensor(x)).item(), w.grad.copy()))
+        results[compiled] = out
+    for (la, ga), (lb, gb) in zip(results[False], results[True]):
+        assert la == lb
+        np.testing.assert_array_equal(ga, gb)
+
+
+# --- shape checks the plan can prove --------------------------------------------------------------
+
+def test_shapes_that_follow_from_the_inputs_are_not_checked_again():
+    """Products, slices, element-wise work of the input and the parameter: every result's shape
+    follows from the inputs' (the signature) and the parameters' (checked on entry): no check
+    line before the first rule run whole (Sum.backward, whose results are not checked)."""
+    rng = np.random.default_rng(4)
+    w = ta.tensor(rng.standard_normal((5, 3 * H)), requires_grad=True)
+
+    def loss_fn(w, x):
+        g = x @ w
+        return (g[:, :H].sigmoid() * g[:, H:2 * H].tanh() + g[:, 2 * H:]).sum()
+    plan = _compare(loss_fn, w, [rng.standard_normal((4, 5)) for _ in range(4)])
+    forward = plan.source.split("_backward")[0]
+    assert "matmul" in forward and "shape !=" not in forward, plan.source
+
+
+def test_a_shape_set_by_values_is_still_checked():
+    """x[mask] with the mask an input: its shape is the mask's count of True, a value: checked, and
+    a replay whose count differs runs the step eagerly (captured again), with eager's numbers."""
+    rng = np.random.default_rng(5)
+    w = ta.tensor(rng.standard_normal(6), requires_grad=True)
+
+    def step(x, mask):
+        loss = ((x * w).tanh()[mask] ** 2).sum()
+        loss.backward()
+        return loss
+    compiled = ta.compile(step)
+    masks = [rng.random(6) < 0.5 for _ in range(3)] + [np.ones(6, bool), np.zeros(6, bool)]
+    mask_counts = [masks[0]] * 3 + masks  # three of one count: captured twice and replayed, then others
+    for mask in mask_counts:
+        x = rng.standard_normal(6)
+        w.grad = None
+        eager = step(ta.tensor(x), ta.tensor(mask)).item(), w.grad.copy()
+        w.grad = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a new plan per count: past MAX_PLANS it would say so
+            got = compiled(ta.tensor(x), ta.tensor(mask)).item(), w.grad.copy()
+        assert eager[0] == got[0]
+        np.testing.assert_array_equal(eager[1], got[1])
+    plan = next(iter(compiled.entries.values())).plans[0]
+    assert "shape !=" in plan.source, plan.source
+
+
+# --- views of a register's memory ------------------------------------------------------------------
+
+def test_a_strided_view_is_an_array_over_its_base(monkeypatch):
+    """nn.Linear's weight.T inside the rule is a view the replay takes again (capture.py strided):
+    an ndarray over the base's buffer, not as_strided; a base in another order is read right too."""
+    from tinyattn.compile.capture import strided
+    lin = ta.nn.Linear(8, 4)
+
+    def step(x):
+        loss = lin(x).tanh().sum()
+        loss.backward()
+        return loss
+    compiled = ta.compile(step)
+    xs = [np.random.default_rng(i).standard_normal((5, 8)).astype(np.float32) for i in range(4)]
+    for x in xs[:3]:
+        lin.zero_grad()
+        compiled(ta.tensor(x))
+    assert "strided_" in next(iter(compiled.entries.values())).plans[0].source
+    monkeypatch.setattr(np.lib.stride_tricks, "as_strided", lambda *a, **k: pytest.fail("as_strided was called"))
+    lin.zero_grad()
+    got = compiled(ta.tensor(xs[3])).item(), lin.weight.grad.copy()
+    monkeypatch.undo()
+    lin.zero_grad()
+    eager = step(ta.tensor(xs[3])).item(), lin.weight.grad.copy()
+    assert got[0] == eager[0]
+    np.testing.assert_array_equal(got[1], eager[1])
+    base = np.arange(24.0).reshape(4, 6)
+    expected = np.lib.stride_tricks.as_strided(base.reshape(-1)[1:], (5, 3), (8, 48))
+    np.testing.assert_array_equal(strided(base, 1, (5, 3), (8, 48)), expected)
+    np.testing.assert_array_equal(strided(np.asfortranarray(base), 1, (5, 3), (8, 48)), expected)
