@@ -12,6 +12,9 @@ parameter's array or a view of one, a .grad, what the step returns, nor anything
 whole, a node's ctx, an optimiser or a draw touched (they may hold it past the last reader the
 plan sees). Views are found by memory address: every register's array is held during a capture,
 so two registers whose bytes overlap share memory.
+
+Below, join_slice_grads: the gradients of a tensor's disjoint slices, which the walk sums from
+one array of zeros per slice, written into one array of zeros (before fusion and lending).
 """
 import bisect
 import operator

@@ -7,13 +7,15 @@ visible as `del` statements after each value's last reader:
     def replay(leaves):
         r0 = leaves[0].data
         r3 = W_1.data                          # a parameter's array, read when the step reaches it
-        r4 = matmul_2(r0, r3)                  # ops/arrays.py's matmul (the fast path's door)
-        if r4.shape != (32, 64): fail(4)       # a guard: shapes the capture saw
+        r4 = matmul_reference_2(r0, r3)        # ops/arrays.py's matmul: what the fast path's door chose
         del r0                                 # r0's last reader was the line above
-        ...
+        r6 = Sum_backward_5(r5, r4)            # an op's rule run whole...
+        r7 = multiply_reference_8(r6, r4)
+        if r7.shape != (32, 64): fail(7)       # ...so a guard: shapes the capture saw (plan.py unchecked():
+        ...                                    # none where they follow from the inputs' shapes)
         return tensor(r41, True)
 
-Functions, constants and parameters are bound by name in the function's globals (`matmul_2`,
+Functions, constants and parameters are bound by name in the function's globals (`matmul_reference_2`,
 `c7`, `W_1`). `step.explain(code=True)` prints the source. Local variables and one call per line
 are what make a replay cheaper than the engine's Python.
 """

@@ -9,6 +9,11 @@ do the same with GPU kernels: record once, launch the recorded list again on new
 The memory plan is liveness, as a compiler's register allocator computes it: each register's last
 reader is known, so the generated code `del`s its array right after (and malloc hands its memory
 to the next array of that size). Without it a replay would hold every array of the step at once.
+
+Before the code is written out: the gradients of disjoint slices share one array of zeros
+(buffers.py), element-wise runs are fused (fuse.py), each ops/arrays.py call is bound to what the
+fast path's door chose at capture (bind_door), and a shape check is left out where the result's
+shape follows from shapes already known (unchecked).
 """
 import operator
 
