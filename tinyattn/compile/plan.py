@@ -255,9 +255,10 @@ def unchecked(code, inputs, loops):
     """The instructions whose results' shapes the plan knows without a check: numpy calls (ufuncs,
     np.where, ops/arrays.py's functions, fused loops `loops`, SHAPE_CALLS) whose array operands'
     shapes are known and whose other arguments are constants: the inputs' and parameters' shapes
-    are guarded (the signature, check_entry), and such a call's result shape follows from them. A
-    value read into Python that sets a shape is a guard; a rule run whole, a .grad, a draw of a
-    size from a register keep their checks, and so make their results known."""
+    are guarded (the signature, check_entry), and such a call's result shape follows from them (a
+    value read into Python that sets a shape is a guard of its own). Other calls keep their checks,
+    which make their results known; what a backward rule run whole, a .grad or a draw sized by a
+    register gives is not checked, so a call that reads it keeps its check."""
     known = {reg for _, kind, reg in inputs if kind != "tensor"}  # Live (a parameter's array) is known too
     proven = set()
     for index, ins in enumerate(code):
