@@ -219,3 +219,20 @@ def test_a_strided_view_is_an_array_over_its_base(monkeypatch):
     expected = np.lib.stride_tricks.as_strided(base.reshape(-1)[1:], (5, 3), (8, 48))
     np.testing.assert_array_equal(strided(base, 1, (5, 3), (8, 48)), expected)
     np.testing.assert_array_equal(strided(np.asfortranarray(base), 1, (5, 3), (8, 48)), expected)
+
+
+# --- rules followed inside -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sum_and_mean_backward_are_followed_inside(dtype):
+    """Sum's and Mean's backward (g copied along the reduced axes into a new array) are the plan's
+    numpy calls, not their rules run whole; eager's bits, a transposed input too."""
+    rng = np.random.default_rng(6)
+    w = ta.tensor(rng.standard_normal((3, 4)).astype(dtype), requires_grad=True)
+
+    def loss_fn(w, x):
+        h = (x * w).tanh()
+        return (h.sum(-1, keepdims=True) * h).mean(0).sum() + h.T.sum(0).sum()
+    plan = _compare(loss_fn, w, [rng.standard_normal((3, 4)).astype(dtype) for _ in range(4)])
+    whole = {ins[1].__name__ for ins in plan.code if ins[0] in ("forward", "backward")}
+    assert not whole & {"Sum", "Mean"}, plan.source

@@ -247,7 +247,8 @@ class Plan:
 # their other arguments (constants): a register's shape never changes their result's
 SHAPE_CALLS = {np.ndarray.reshape, np.reshape, np.ndarray.transpose, np.transpose, np.ndarray.swapaxes, np.swapaxes,
                np.moveaxis, np.ascontiguousarray, np.broadcast_to, np.concatenate, np.stack, operator.getitem, strided,
-               np.ndarray.astype, np.ndarray.copy, np.ndarray.squeeze, np.squeeze, np.expand_dims, np.ndarray.ravel}
+               np.ndarray.astype, np.ndarray.copy, np.ndarray.squeeze, np.squeeze, np.expand_dims, np.ndarray.ravel,
+               np.empty_like}
 NEW = {np.zeros, np.ones, np.full}
 
 
