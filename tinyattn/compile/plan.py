@@ -24,7 +24,7 @@ from ..autograd.tensor import wrap
 from ..ops import arrays as _arrays
 from ..ops import get_backend
 from ..ops.fast_path import TABLE
-from .buffers import c_contiguous, join_slice_grads, layout_guards, lend, with_out
+from .buffers import join_slice_grads, layout_guards, lend, with_out
 from .capture import Live, Out, Reg, strided
 from .seams import ArrayCall
 from .codegen import _has_register, generate
@@ -147,14 +147,11 @@ class Plan:
         self.code, self.wheres, self.fused, result = fuse(code, wheres, recorder.values,
                                                           result_reads(result, set()), result, reads_of, fusion,
                                                           get_backend() == "numba")
-        code, wheres, stepped = [], [], False  # stepped: an optimiser's step is behind (a guard could not undo it)
-        for ins, where in zip(self.code, self.wheres):
-            stepped = stepped or ins[0] == "call" and getattr(ins[1], "__name__", "") == "step"
-            bound = bind_door(ins, recorder.values, not stepped)
-            code += bound
-            wheres += [where] * len(bound)
-        result = renumber(result, self.code, {id(ins): index for index, ins in enumerate(code)})
-        self.code, self.wheres = code, wheres
+        # each ops/arrays.py call bound to the kernel or reference the fast path's door chose at capture
+        ordered = all(ins[4] for ins in layout_guards(recorder))  # every input and parameter in C order
+        unordered = _unordered(self.code) if ordered else None
+        bound = [bind_door(ins, recorder.values, unordered) for ins in self.code]
+        self.code, by_order = [ins for ins, _ in bound], any(relied for _, relied in bound)
         self.inputs = [(position, kind, reg) for position, kind, reg, _ in recorder.inputs]
         self.modules = list(recorder.modules.values())
         self.outside = recorder.outside
@@ -189,7 +186,7 @@ class Plan:
         dead = [[] for _ in self.code]
         for reg, index in freed_at.items():
             dead[index].append(reg)
-        self.layouts = layout_guards(recorder) if self.borrow else []
+        self.layouts = layout_guards(recorder) if self.borrow or by_order else []
         self.dead, self.written = dead, written
 
     def check_entry(self):
@@ -291,41 +288,50 @@ def _hashable(function):
     return getattr(function, "__hash__", None) is not None
 
 
-def order_check(ins):
-    """Whether `ins` is a guard bind_door put in: an array's C order, on which the door's choice rests."""
-    return ins[0] == "guard" and ins[1] is c_contiguous
+def _unordered(code):
+    """The registers whose memory order may differ from the capture's at a replay whose input arrays
+    and parameters are in the capture's C order (the entry's guards): what a .grad read after
+    backward (which the user may have set, in any order) leads to. Every other array is made by
+    the plan's calls from those, in an order that follows from theirs."""
+    unordered = set()
+    for ins in code:
+        if ins[0] == "grad" or reads_of(ins) & unordered:
+            unordered.update(_writes(ins))
+    return unordered
 
 
-def bind_door(ins, values, may_guard):
-    """[`ins`] calling the function the fast path's door chose for it at capture (ops/fast_path.py),
-    preceded by the guards that make the choice the replay's too, or [ins] as it was. The door looks
-    at its arrays' shapes and dtypes, which are the capture's at every replay (shapes: the guards;
-    dtypes: fixed by the signature and the parameters' guards), and, for a kernel that needs C
-    order, at their order: there a guard that each array is C-contiguous (where `may_guard`), unless
-    the door would choose the reference in any order. A 0-d register may be a numpy scalar at replay
-    (which the door does not count): its call keeps the door."""
+def bind_door(ins, values, unordered):
+    """(`ins` calling the function the fast path's door chose for it at capture (ops/fast_path.py),
+    whether that choice rests on memory order), or (ins, False) as it was. The door looks at its
+    arrays' shapes and dtypes, which are the capture's at every replay (shapes: the signature and
+    the guards, plan.py unchecked(); dtypes: the signature and the parameters' guards), and, for
+    a kernel that needs C order, at their order: that choice is bound where the door would choose
+    the same in any order, or where the order is the capture's at every replay (`unordered`: the
+    registers where it may not be, plan.py _unordered(); None: any), the entry then guarding the
+    C order of the inputs and parameters. A 0-d register may be a numpy scalar at replay (which
+    the door does not count): its call keeps the door."""
     function = ins[1]
     if ins[0] != "host" or not isinstance(function, ArrayCall):
-        return [ins]
+        return ins, False
     door = getattr(_arrays, function.name)
     choose = getattr(door, "choose", None)
-    guards = []
+    relied = False
     if choose is None:  # the numpy backend: the reference itself
         chosen = (door, "reference")
     else:
         args = [values[a.index] if isinstance(a, Reg) else a for a in ins[2]]
         if any(isinstance(a, Reg) and not (isinstance(v, np.ndarray) and v.ndim) for a, v in zip(ins[2], args)) \
                 or any(not isinstance(a, Reg) and _has_register(a) for a in ins[2]) or ins[3]:
-            return [ins]
+            return ins, False
         picked = choose(*args)
         if TABLE[function.name][1] and not picked is door.reference is choose(*args, contiguous=False):
-            if picked is door.reference or not may_guard:  # the reference for want of C order
-                return [ins]
-            guards = [("guard", c_contiguous, (a,), {}, True) for a in ins[2] if isinstance(a, Reg)]
+            if unordered is None or any(isinstance(a, Reg) and a.index in unordered for a in ins[2]):
+                return ins, False
+            relied = True
         chosen = (picked, "reference" if picked is door.reference else "kernel")
     bound = ArrayCall(function.name)
     bound.chosen = chosen
-    return guards + [ins[:1] + (bound,) + ins[2:]]
+    return ins[:1] + (bound,) + ins[2:], relied
 
 
 def _sizes(values):

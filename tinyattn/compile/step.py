@@ -26,7 +26,7 @@ from ..ops import get_backend
 from . import seams
 from .capture import Out, Recorder, Reg
 from .traced import MISSING, Refused, Traced, alike, seen
-from .plan import GuardFailed, Plan, order_check, same, same_outside
+from .plan import GuardFailed, Plan, same, same_outside
 from .seams import ArrayCall
 from .fuse import MODES, TOLERANCE
 
@@ -145,7 +145,7 @@ class CompiledStep:
                 return
         entry.pending.append(plan)
         if len(entry.pending) + len(entry.plans) > MAX_PLANS:
-            guards = [plan.wheres[i] for i, ins in enumerate(plan.code) if ins[0] == "guard" and not order_check(ins)]
+            guards = [plan.wheres[i] for i, ins in enumerate(plan.code) if ins[0] == "guard"]
             changing = _changing_outside(entry.pending)
             entry.refused = (f"{changing} changes from call to call" if changing else
                              f"a value read into Python changes from call to call ({', '.join(guards[:3])})") + \
@@ -184,8 +184,7 @@ def describe(plan, label):
             ops[name] = ops.get(name, 0) + 1
     planned, everything = plan.peaks()
     top = ", ".join(f"{name} x{n}" for name, n in sorted(ops.items(), key=lambda kv: -kv[1])[:8])
-    guards = [f"{_value(ins[4])} at {where}" for ins, where in zip(plan.code, plan.wheres)
-              if ins[0] == "guard" and not order_check(ins)]
+    guards = [f"{_value(ins[4])} at {where}" for ins, where in zip(plan.code, plan.wheres) if ins[0] == "guard"]
     calls = [ins[1] for ins in plan.code if ins[0] == "host" and isinstance(ins[1], ArrayCall)]
     kernels = sum(1 for call in calls if call.chosen and call.chosen[1] == "kernel")
     bound = sum(1 for call in calls if call.chosen)
@@ -206,8 +205,8 @@ def describe(plan, label):
             f"{len(plan.outside)} closure variable(s) and global(s) of fn; shape, dtype and "
             f"requires_grad of {len(plan.live)} parameter(s); {len(guards)} value(s) read into Python"
             + "".join(f"\n    {g}" for g in guards[:10]),
-            f"  fast path: {bound} ops/arrays.py call(s) bound to what the door chose at capture ({kernels} kernel(s), "
-            f"{sum(map(order_check, plan.code))} C-order check(s)), {len(calls) - bound} through the door (plan.py bind_door)",
+            f"  fast path: {bound} ops/arrays.py call(s) bound to what the door chose at capture ({kernels} kernel(s)), "
+            f"{len(calls) - bound} through the door (plan.py bind_door)",
             "  fused runs (calls -> stored outputs): " + _fused_runs(plan.fused)]
 
 
