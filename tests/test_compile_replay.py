@@ -242,6 +242,26 @@ def test_a_strided_view_is_an_array_over_its_base(monkeypatch):
     np.testing.assert_array_equal(strided(np.asfortranarray(base), 1, (5, 3), (8, 48)), expected)
 
 
+# --- fusion ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_run_reads_slices_taken_before_it_through_their_parent(dtype):
+    """a, b = g[:, :H], g[:, H:2H], then a sum of another shape, then a * b + a: the run reads a and
+    b through g at their offsets (fuse.py outside_views), instead of leaving the product on strided
+    views to numpy; eager's bits."""
+    rng = np.random.default_rng(8)
+    w = ta.tensor(rng.standard_normal((5, 3 * H)).astype(dtype), requires_grad=True)
+
+    def loss_fn(w, x):
+        g = x @ w
+        a, b = g[:, :H], g[:, H:2 * H]
+        s = g.sum(1, keepdims=True)
+        return ((a * b + a) * s).sum()
+    plan = _compare(loss_fn, w, [rng.standard_normal((4, 5)).astype(dtype) for _ in range(4)])
+    forward = plan.source.split("_backward")[0]
+    assert "fused" in forward and "multiply" not in forward, plan.source
+
+
 # --- rules followed inside -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
