@@ -14,8 +14,16 @@ import numpy as np
 import pytest
 
 import tinyattn as ta
+from tinyattn.ops import use_backend
 
 H = 8
+
+
+@pytest.fixture
+def numba():
+    """The fast path's doors in (the tests about kernels), whatever TINYATTN_BACKEND says."""
+    with use_backend("numba"):
+        yield
 
 
 def _compare(loss_fn, w, batches):
@@ -104,7 +112,7 @@ def _attention_step(w):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_the_door_chosen_at_capture_is_bound_in_the_replay(dtype, monkeypatch):
+def test_the_door_chosen_at_capture_is_bound_in_the_replay(dtype, monkeypatch, numba):
     """The replay calls the kernel (or reference) the door chose at capture, named so in its code,
     with eager's bits; replaced afterwards, ops/arrays.py's softmax is not called any more."""
     from tinyattn.ops import arrays, fast_path
@@ -121,7 +129,16 @@ def test_the_door_chosen_at_capture_is_bound_in_the_replay(dtype, monkeypatch):
     assert not calls, "the replay went through ops/arrays.py's door"
 
 
-def test_a_kernel_that_needs_c_order_is_bound_when_the_entry_guards_the_order():
+@pytest.mark.numpy_backend
+def test_the_numpy_backend_binds_the_references():
+    """No doors under the numpy backend: the references themselves are bound, eager's bits."""
+    rng = np.random.default_rng(9)
+    w = ta.tensor(rng.standard_normal((6, 10)), requires_grad=True)
+    plan = _compare(_attention_step(w), w, [rng.standard_normal((5, 6)) for _ in range(4)])
+    assert "softmax_reference_" in plan.source and "_kernel_" not in plan.source, plan.source
+
+
+def test_a_kernel_that_needs_c_order_is_bound_when_the_entry_guards_the_order(numba):
     """sum_over's kernel needs C order (a sum over the first axes of many rows): bound, with the
     C order of the inputs and parameters guarded on entry (every array of the step then has the
     capture's order); an input in another order at replay fails that guard before anything runs,
@@ -151,7 +168,7 @@ def test_a_kernel_that_needs_c_order_is_bound_when_the_entry_guards_the_order():
         np.testing.assert_array_equal(ga, gb)
 
 
-def test_a_kernel_on_a_grad_read_in_the_step_keeps_its_door():
+def test_a_kernel_on_a_grad_read_in_the_step_keeps_its_door(numba):
     """A .grad read after backward may be in any order (the user sets it): a sum over it whose kernel
     needs C order goes through the door at each replay; eager's bits."""
     rng = np.random.default_rng(7)
