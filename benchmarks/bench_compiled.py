@@ -199,8 +199,8 @@ def _kind(name, function):
         return "op rules run whole (their numpy and kernels)"
     if getattr(function, "__name__", "") in ("matmul", "dot", "einsum", "tensordot"):
         return "BLAS products (arrays.matmul, np.dot...)"
-    if isinstance(function, ArrayCall):
-        return "other ops/arrays.py calls (a Numba kernel or its numpy reference)"
+    if isinstance(function, ArrayCall) or name.rsplit("_", 2)[-2:-1] in (["kernel"], ["reference"]):
+        return "other ops/arrays.py calls (a Numba kernel or its numpy reference)"  # bound at capture: name_kernel_12
     if name.startswith("Optimizer_"):
         return "opt.zero_grad (in the replay)"
     if isinstance(function, np.ufunc):
@@ -318,7 +318,7 @@ def _products_vs_torch(plans, learn, batches, repeats=20):
     for plan in plans:
         space = plan._run.__globals__
         for key, value in list(space.items()):
-            if isinstance(value, ArrayCall) and value.name == "matmul":
+            if isinstance(value, ArrayCall) and value.name == "matmul" or key.startswith(("matmul_kernel_", "matmul_reference_")):
                 def record(a, b, value=value):
                     calls.append((a, b))
                     return value(a, b)

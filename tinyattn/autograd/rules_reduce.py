@@ -27,9 +27,12 @@ def _kept_shape(shape, axes):
 
 
 def _spread(g, shape, kept_shape):
-    """g copied along the reduced axes to the input's shape (one allocation, no temporaries)."""
-    out = np.empty(shape, g.dtype)
-    out[...] = g.reshape(kept_shape)
+    """g copied along the reduced axes to the input's shape (one allocation, no temporaries).
+    np.empty_like(g, ...) is np.empty(shape, g.dtype) in C order that names g: numpy hands the call
+    to an array type that follows its calls (ta.compile's capture), which then follows the rule too
+    (np.reshape, not g.reshape: a replay may give a 0-d g as a numpy scalar)."""
+    out = np.empty_like(g, order="C", shape=shape)
+    out[...] = np.reshape(g, kept_shape)
     return out
 
 

@@ -12,12 +12,17 @@ parameter's array or a view of one, a .grad, what the step returns, nor anything
 whole, a node's ctx, an optimiser or a draw touched (they may hold it past the last reader the
 plan sees). Views are found by memory address: every register's array is held during a capture,
 so two registers whose bytes overlap share memory.
+
+Below, join_slice_grads: the gradients of a tensor's disjoint slices, which the walk sums from
+one array of zeros per slice, written into one array of zeros (before fusion and lending).
 """
 import bisect
+import operator
 
 import numpy as np
 
 from .capture import Live, Reg
+from .codegen import _has_register
 
 HOLDERS = ("forward", "backward", "ctx", "call", "draw", "grad", "live", "leaf")  # may keep what they touch
 
@@ -122,3 +127,97 @@ def layout_guards(recorder):
     arrays = [(Reg(reg), recorder.values[reg]) for _, kind, reg, _ in recorder.inputs if kind in ("data", "array")]
     arrays += [(Live(tensor), tensor.data) for tensor in recorder.live.values()]
     return [("guard", c_contiguous, (ref,), {}, c_contiguous(value)) for ref, value in arrays]
+
+
+# --- gradients of slices: one zeros array for all of them ----------------------------------------
+# GetItem's backward puts a slice's gradient into an array of zeros of the whole shape; the walk
+# then adds those arrays up. A GRU's gates (64, 192) cut in three and read twice each: six zeros
+# arrays of the whole shape and four sums, for gradients that never touch one element twice.
+# Where each array of zeros is read only by its slice assignments and one sum, the sums and their
+# slices' places are pairwise disjoint, the sum is one array of zeros with each gradient assigned
+# into its slice, then 0.0 added to it all in place (one pass in memory order): each element is
+# one gradient plus 0.0 (which turns -0.0 into +0.0, as the sum does), or 0.0 where no slice falls.
+# The sum's bits: an element of a sum of zeros arrays is its one gradient + 0.0 + 0.0 ..., and
+# x + 0.0 + 0.0 is x + 0.0.
+
+
+def _slice_mask(array, key, value):
+    """The elements array[key] picks, as a bool mask, if array[key] is a view that `value` (same
+    dtype, broadcast to it) fills; else None."""
+    if not (isinstance(value, np.ndarray) and value.dtype == array.dtype) or _has_register(key):
+        return None
+    mask = np.zeros(array.shape, bool)
+    try:
+        view = mask[key]
+        if not (isinstance(view, np.ndarray) and view.base is mask
+                and np.broadcast_shapes(value.shape, view.shape) == view.shape):
+            return None
+        view[...] = True
+    except (IndexError, TypeError, ValueError):
+        return None
+    return mask
+
+
+class _Zeros:
+    """An array of zeros the plan makes and fills by slices: where it is made, the slice
+    assignments into it, the elements they cover, how many of its readers those are."""
+
+    def __init__(self, made, shape, sets=(), mask=None, gone=(), summed=None):
+        self.made, self.sets, self.gone = made, list(sets), list(gone)  # gone: the instructions a join removes
+        self.summed = summed  # the last sum joined: where 0.0 is added, in place
+        self.mask = np.zeros(shape, bool) if mask is None else mask
+        self.readers = len(self.sets)
+
+
+def join_slice_grads(code, wheres, values, kept, reads_of):
+    """(code, wheres): the code with each sum of slice-filled arrays of zeros made one array of
+    zeros that each gradient is assigned into, plus 0.0. `kept`: registers the result is rebuilt from."""
+    readers = {}
+    for ins in code:
+        for reg in reads_of(ins):
+            readers[reg] = readers.get(reg, 0) + 1
+    zeros, groups = {}, []
+    for index, ins in enumerate(code):
+        if ins[0] != "host":
+            continue
+        function, args, kwargs, regs = ins[1:5]
+        if function is np.zeros and len(regs) == 1 and not _has_register((args, kwargs)) and isinstance(values[regs[0]], np.ndarray):
+            zeros[regs[0]] = _Zeros(index, values[regs[0]].shape)
+        elif function is operator.setitem and isinstance(args[0], Reg) and args[0].index in zeros:
+            record = zeros[args[0].index]
+            value = values[args[2].index] if isinstance(args[2], Reg) else args[2]
+            mask = _slice_mask(values[args[0].index], args[1], value)
+            if mask is None or record.summed is not None or (mask & record.mask).any():  # a joined sum: assigned into
+                del zeros[args[0].index]
+                continue
+            record.sets.append(index)
+            record.mask |= mask
+            record.readers += 1
+        elif function is np.add and not kwargs and len(args) == 2 and all(isinstance(a, Reg) for a in args):
+            a, b = args[0].index, args[1].index
+            first, second = zeros.get(a), zeros.get(b)
+            if (first is None or second is None or a == b or a in kept or b in kept
+                    or readers.get(a) != first.readers + 1 or readers.get(b) != second.readers + 1
+                    or (first.mask & second.mask).any() or values[regs[0]].shape != values[a].shape
+                    or values[a].dtype != values[b].dtype or values[regs[0]].dtype != values[a].dtype):
+                continue
+            del zeros[a], zeros[b]
+            gone = first.gone + second.gone + [max(first.made, second.made)]  # the later array of zeros,
+            gone += [at for at in (first.summed, second.summed) if at is not None]  # the sums before this one
+            joined = zeros[regs[0]] = _Zeros(min(first.made, second.made), None, first.sets + second.sets,
+                                             first.mask | second.mask, gone, index)
+            joined.readers = 0  # the sum's register: read by nothing yet
+            groups = [(reg, g) for reg, g in groups if g is not first and g is not second] + [(regs[0], joined)]
+    new = list(code)
+    gone = set()
+    for reg, record in groups:
+        made = code[record.made]
+        new[record.made] = made[:4] + ((reg,),) + made[5:]
+        for at in record.sets:
+            _, _, (_, key, value), _, _, _, _ = code[at]
+            new[at] = ("host", operator.setitem, (Reg(reg), key, value), {}, (), (), "none")
+        new[record.summed] = ("host", np.add, (Reg(reg), 0.0), {"out": Reg(reg)}, (), (), "none")
+        gone.update(record.gone)
+    code = [ins for index, ins in enumerate(new) if index not in gone]
+    wheres = [where for index, where in enumerate(wheres) if index not in gone]
+    return code, wheres

@@ -426,7 +426,12 @@ def _inside_a_rule():
 
 
 def strided(base, start, shape, strides):
-    """The view of `base`'s memory from element `start` with this shape and these strides."""
+    """The view of `base`'s memory from element `start` with this shape and these strides. `base`
+    was C-contiguous at capture: an ndarray over its buffer (~0.6 us; as_strided took ~2.8). One in
+    another order at replay is read through a C-ordered copy of it (reshape(-1)), whose elements
+    sit where the capture's did: the same values (a write through the view would not reach it)."""
+    if base.flags.c_contiguous:
+        return np.ndarray(shape, base.dtype, buffer=base, offset=start * base.itemsize, strides=strides)
     return np.lib.stride_tricks.as_strided(base.reshape(-1)[start:], shape, strides)
 
 

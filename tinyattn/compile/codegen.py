@@ -7,17 +7,20 @@ visible as `del` statements after each value's last reader:
     def replay(leaves):
         r0 = leaves[0].data
         r3 = W_1.data                          # a parameter's array, read when the step reaches it
-        r4 = matmul_2(r0, r3)                  # ops/arrays.py's matmul (the fast path's door)
-        if r4.shape != (32, 64): fail(4)       # a guard: shapes the capture saw
+        r4 = matmul_reference_2(r0, r3)        # ops/arrays.py's matmul: what the fast path's door chose
         del r0                                 # r0's last reader was the line above
-        ...
+        r6 = Sum_backward_5(r5, r4)            # an op's rule run whole...
+        r7 = multiply_reference_8(r6, r4)
+        if r7.shape != (32, 64): fail(7)       # ...so a guard: shapes the capture saw (plan.py unchecked():
+        ...                                    # none where they follow from the inputs' shapes)
         return tensor(r41, True)
 
-Functions, constants and parameters are bound by name in the function's globals (`matmul_2`,
+Functions, constants and parameters are bound by name in the function's globals (`matmul_reference_2`,
 `c7`, `W_1`). `step.explain(code=True)` prints the source. Local variables and one call per line
 are what make a replay cheaper than the engine's Python.
 """
 from .capture import Live, Reg
+from .seams import ArrayCall
 
 
 class Source:
@@ -79,8 +82,8 @@ def _check(src, regs, shapes, what):
         src.lines.append(f"if r{reg}.shape != {shape!r}: fail({what!r})")
 
 
-def line(src, index, ins, contexts):
-    """Append the source of instruction `index`."""
+def line(src, index, ins, contexts, check=True):
+    """Append the source of instruction `index` (check=False: no check of its results' shapes)."""
     kind = ins[0]
     where = f"instruction {index} ({kind})"
     if kind == "live":
@@ -108,13 +111,15 @@ def line(src, index, ins, contexts):
         src.lines.append(f"r{ins[2]} = {src.render(ins[1]).removesuffix('.data')}.grad")
     elif kind == "host":
         function, args, kwargs, regs, shapes, form = ins[1:]
-        call = src.call(function, args, kwargs)
+        chosen = function.chosen if isinstance(function, ArrayCall) else None  # bound at capture: no door
+        call = src.call(chosen[0], args, kwargs, f"{function.name}_{chosen[1]}") if chosen else src.call(function, args, kwargs)
         if not regs:
             src.lines.append(call)
         else:
             targets = _targets(regs) + ("," if form == "several" and len(regs) == 1 else "")
             src.lines.append(f"{targets} = {'asarray(' + call + ')' if form == 'scalar' else call}")
-            _check(src, regs, shapes, f"{getattr(function, '__name__', function)} ({where})")
+            if check:
+                _check(src, regs, shapes, f"{getattr(function, '__name__', function)} ({where})")
     elif kind == "guard":
         function, args, kwargs, value = ins[1:]
         src.lines.append(f"if not same({src.call(function, args, kwargs)}, {src.bind(value, 'seen')}): "
@@ -130,16 +135,17 @@ def line(src, index, ins, contexts):
         src.lines.append(src.call(method, args, kwargs, getattr(method, "__qualname__", "call")))
 
 
-def generate(code, inputs, result, dead, helpers, contexts, render_result, entry_guards=()):
+def generate(code, inputs, result, dead, helpers, contexts, render_result, entry_guards=(), unchecked=()):
     """The source and the compiled function `replay(leaves)` of a plan (`entry_guards`: guard
-    instructions checked before any of `code` runs)."""
+    instructions checked before any of `code` runs; `unchecked`: the instructions whose results'
+    shapes the plan knows, plan.py's unchecked(): no check line)."""
     src = Source(helpers)
     for position, kind, reg in inputs:
         src.lines.append(f"r{reg} = leaves[{position}]{'.data' if kind == 'data' else ''}")
     for ins in entry_guards:
         line(src, "entry", ins, contexts)
     for index, ins in enumerate(code):
-        line(src, index, ins, contexts)
+        line(src, index, ins, contexts, index not in unchecked)
         if dead[index]:
             src.lines.append("del " + ", ".join(f"r{r}" for r in dead[index]))
     src.lines.append(f"return {render_result(src, result)}")

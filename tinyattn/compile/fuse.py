@@ -26,7 +26,8 @@ Layout: on a strided operand LLVM cannot vectorize the loop, and numpy's own str
 (add then sigmoid on a (64, 64) column slice: 57 us fused, 26 us unfused; 13 us fused on contiguous
 arrays). So a run takes operands that are C-contiguous (or 0-d) as captured, and a slice with steps
 of 1 of a C-contiguous register (a GRU's gates, g[:, 64:128]) joins the run as that register read
-at offsets (x = g[i0, i1 + 64]). The loop itself is correct on any layout.
+at offsets (x = g[i0, i1 + 64]), whether the slice is taken in the run or before it (outside_views).
+The loop itself is correct on any layout.
 Left out: max/min (numpy's SIMD and scalar loops disagree on the sign of max(-0.0, 0.0)), mixed
 dtypes, integer arrays, calls with out=.
 
@@ -146,13 +147,27 @@ def _view(ins, values, written):
     return tuple(start for start, _, _ in bounds) if all(step == 1 for _, _, step in bounds) else None
 
 
-def find_runs(code, values, mode, exact_sigmoid):
+def outside_views(code, values):
+    """{register: (parent, offsets)}: every slice _view reads through its parent, wherever it was
+    taken. A run reads one taken before it through the parent too (the view's memory is the parent's:
+    the same numbers at the time of the loop), as it reads a slice taken inside it."""
+    views = {}
+    for ins in code:
+        if ins[0] == "host" and ins[1] is operator.getitem and not ins[3] and len(ins[4]) == 1 and ins[6] == "one":
+            offsets = _view(ins, values, ())
+            if offsets is not None:
+                views[ins[4][0]] = (ins[2][0], offsets)
+    return views
+
+
+def find_runs(code, values, mode, exact_sigmoid, outside=()):
     """[(start, stop, formulas)]: maximal stretches of consecutive fusable calls with one result shape
-    (a formula is ("view", offsets) for a slice the loop reads through its parent)."""
+    (a formula is ("view", offsets) for a slice the loop reads through its parent; `outside`:
+    outside_views(), slices taken before a run that it reads through their parents)."""
     runs, start, shape, formulas, written = [], None, None, [], set()
     for index, ins in enumerate(code + [("end",)]):
         fit = None
-        extends = ins[0] == "host" and start is not None and ins[5][0] == shape  # same shape as the open run
+        extends = ins[0] == "host" and start is not None and ins[5][:1] == (shape,)  # same shape as the open run
         if ins[0] == "host" and not ins[3] and len(ins[4]) == 1 and ins[6] in ("one", "scalar"):
             if ins[1] is operator.getitem:
                 offsets = _view(ins, values, written if extends else ())
@@ -166,7 +181,8 @@ def find_runs(code, values, mode, exact_sigmoid):
                 inside = written if extends else ()
                 if fit and not (isinstance(out, np.ndarray) and _operands_fit(ins[1], operands, out) and all(
                         np.ndim(v) == 0 or not isinstance(v, np.ndarray) or v.flags.c_contiguous
-                        or isinstance(a, Reg) and a.index in inside for a, v in zip(ins[2], operands))):
+                        or isinstance(a, Reg) and (a.index in inside or a.index in outside and v.shape == out.shape)
+                        for a, v in zip(ins[2], operands))):
                     fit = None  # a strided view from outside the run: numpy's own loop is faster on it
         if fit and extends:
             formulas.append(fit)
@@ -192,10 +208,11 @@ def fuse(code, wheres, values, kept, result, reads_of, mode="exact", exact_sigmo
         for reg in reads_of(ins):
             last[reg] = index
     new_code, new_wheres, fused, at = [], [], [], 0
-    for start, stop, formulas in find_runs(code, values, mode, exact_sigmoid):
+    outside = outside_views(code, values)
+    for start, stop, formulas in find_runs(code, values, mode, exact_sigmoid, outside):
         new_code += code[at:start]
         new_wheres += wheres[at:start]
-        instructions, names = _loop(code[start:stop], formulas, values, kept, last, stop)
+        instructions, names = _loop(code[start:stop], formulas, values, kept, last, stop, outside)
         new_code += instructions
         new_wheres += [wheres[start]] * len(instructions)
         fused.append(Run(names, all(exact for formula, exact in formulas if formula != "view"), len(instructions[-1][4])))
@@ -203,26 +220,28 @@ def fuse(code, wheres, values, kept, result, reads_of, mode="exact", exact_sigmo
     moved = {}
     for new_index, ins in enumerate(new_code + code[at:]):
         moved[id(ins)] = new_index
-    return new_code + code[at:], new_wheres + wheres[at:], fused, _renumber(result, code, moved)
+    return new_code + code[at:], new_wheres + wheres[at:], fused, renumber(result, code, moved)
 
 
-def _renumber(template, code, moved):
+def renumber(template, code, moved):
     """Out("read", i) -> Out("read", where instruction i is now)."""
     if isinstance(template, Out):
         return Out("read", moved[id(code[template.index])]) if template.kind == "read" else template
     if template.__class__ in (tuple, list):
-        return template.__class__(_renumber(t, code, moved) for t in template)
+        return template.__class__(renumber(t, code, moved) for t in template)
     if template.__class__ is dict:
-        return {k: _renumber(v, code, moved) for k, v in template.items()}
+        return {k: renumber(v, code, moved) for k, v in template.items()}
     return template
 
 
-def _loop(run, formulas, values, kept, last, stop):
-    """One "host" instruction calling the generated loop of `run`, and the names of its calls."""
+def _loop(run, formulas, values, kept, last, stop, outside=()):
+    """One "host" instruction calling the generated loop of `run`, and the names of its calls
+    (`outside`: slices taken before the run, read through their parents where the shape is the run's)."""
     shape = run[0][5][0]
     ndim = len(shape)
     index = [f"i{d}" for d in range(ndim)]
-    inputs, args, temps, body, views = {}, [], {}, [], {}
+    inputs, args, temps, body = {}, [], {}, []
+    views = {reg: view for reg, view in outside.items() if values[reg].shape == shape}
     sizes = ["1"] * ndim
 
     def operand(item):
@@ -317,6 +336,11 @@ def _kernels_version():
 
 
 KERNELS = _kernels_version()
+
+
+def loops():
+    """The id() of every loop compiled so far (a plan's fused calls are among them)."""
+    return {id(loop) for loop in _loops.values()}
 
 
 def compiled(source):

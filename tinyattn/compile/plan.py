@@ -9,16 +9,26 @@ do the same with GPU kernels: record once, launch the recorded list again on new
 The memory plan is liveness, as a compiler's register allocator computes it: each register's last
 reader is known, so the generated code `del`s its array right after (and malloc hands its memory
 to the next array of that size). Without it a replay would hold every array of the step at once.
+
+Before the code is written out: the gradients of disjoint slices share one array of zeros
+(buffers.py), element-wise runs are fused (fuse.py), each ops/arrays.py call is bound to what the
+fast path's door chose at capture (bind_door), and a shape check is left out where the result's
+shape follows from shapes already known (unchecked).
 """
+import operator
+
 import numpy as np
 
 from ..autograd import creation as _rng
 from ..autograd.tensor import wrap
+from ..ops import arrays as _arrays
 from ..ops import get_backend
-from .buffers import layout_guards, lend, with_out
-from .capture import Live, Out, Reg
-from .codegen import generate
-from .fuse import fuse
+from ..ops.fast_path import TABLE
+from .buffers import join_slice_grads, layout_guards, lend, with_out
+from .capture import Live, Out, Reg, strided
+from .seams import ArrayCall
+from .codegen import _has_register, generate
+from .fuse import fuse, loops, renumber
 from .traced import MISSING, Refused, alike, unchanged
 
 
@@ -130,9 +140,18 @@ class Plan:
         # fusion (fuse.py): runs of element-wise calls become one generated loop each; the plan is
         # the fused code (sigmoid's kernel is fast_sigmoid itself only under the numba backend)
         self.captured = len(recorder.code)
-        self.code, self.wheres, self.fused, result = fuse(recorder.code, recorder.wheres, recorder.values,
+        # the gradients of a tensor's slices added into one array of zeros (buffers.py), then fusion
+        code, wheres = join_slice_grads(recorder.code, recorder.wheres, recorder.values, result_reads(result, set()),
+                                        reads_of)
+        result = renumber(result, recorder.code, {id(ins): index for index, ins in enumerate(code)})
+        self.code, self.wheres, self.fused, result = fuse(code, wheres, recorder.values,
                                                           result_reads(result, set()), result, reads_of, fusion,
                                                           get_backend() == "numba")
+        # each ops/arrays.py call bound to the kernel or reference the fast path's door chose at capture
+        ordered = all(ins[4] for ins in layout_guards(recorder))  # every input and parameter in C order
+        unordered = _unordered(self.code) if ordered else None
+        bound = [bind_door(ins, recorder.values, unordered) for ins in self.code]
+        self.code, by_order = [ins for ins, _ in bound], any(relied for _, relied in bound)
         self.inputs = [(position, kind, reg) for position, kind, reg, _ in recorder.inputs]
         self.modules = list(recorder.modules.values())
         self.outside = recorder.outside
@@ -140,6 +159,7 @@ class Plan:
         self.result = result
         self.registers = registers
         self.guarded = any(ins[0] == "guard" for ins in self.code)
+        self.unchecked = unchecked(self.code, self.inputs, loops())  # results whose shapes need no check
         kept = result_reads(result, set())
         written = [_writes(ins) for ins in self.code]
         defined = {reg for _, _, reg in self.inputs}
@@ -156,7 +176,8 @@ class Plan:
         freed_at = {reg: index for index, regs in enumerate(written) for reg in regs if reg not in kept}
         freed_at.update((reg, index) for reg, index in last.items() if reg not in kept)
         self._source = self._run = None  # written and compiled on the first replay (a plan may be dropped first)
-        self.sizes = {**_sizes(recorder.values), **recorder.saved_bytes}
+        made = {reg for _, _, reg in self.inputs}.union(*written)  # the registers of values a replay holds
+        self.sizes = {reg: size for reg, size in {**_sizes(recorder.values), **recorder.saved_bytes}.items() if reg in made}
         # a dead array lent to a later ufunc of its shape and dtype (out=; buffers.py): kept till then
         self.borrow = lend(self.code, written, last, kept, [reg for _, _, reg in self.inputs], recorder.values, reads_of)
         for index, reg in self.borrow.items():
@@ -165,7 +186,7 @@ class Plan:
         dead = [[] for _ in self.code]
         for reg, index in freed_at.items():
             dead[index].append(reg)
-        self.layouts = layout_guards(recorder) if self.borrow else []
+        self.layouts = layout_guards(recorder) if self.borrow or by_order else []
         self.dead, self.written = dead, written
 
     def check_entry(self):
@@ -190,7 +211,8 @@ class Plan:
         if self._source is None:
             code = [with_out(ins, self.borrow[i]) if i in self.borrow else ins for i, ins in enumerate(self.code)]
             self._source, self._run = generate(code, self.inputs, self.result, self.dead,
-                                               {**HELPERS, "same": same}, _context_class, _render_result, self.layouts)
+                                               {**HELPERS, "same": same}, _context_class, _render_result, self.layouts,
+                                               self.unchecked)
 
     @property
     def source(self):
@@ -216,6 +238,100 @@ class Plan:
             peak = max(peak, held)
             held -= sum(self.sizes.get(reg, 0) for reg in dead)
         return peak, sum(self.sizes.values())
+
+
+# numpy calls whose result's shape follows from their first argument's shapes (the arrays) and
+# their other arguments (constants): a register's shape never changes their result's
+SHAPE_CALLS = {np.ndarray.reshape, np.reshape, np.ndarray.transpose, np.transpose, np.ndarray.swapaxes, np.swapaxes,
+               np.moveaxis, np.ascontiguousarray, np.broadcast_to, np.concatenate, np.stack, operator.getitem, strided,
+               np.ndarray.astype, np.ndarray.copy, np.ndarray.squeeze, np.squeeze, np.expand_dims, np.ndarray.ravel,
+               np.empty_like}
+NEW = {np.zeros, np.ones, np.full}
+
+
+def unchecked(code, inputs, loops):
+    """The instructions whose results' shapes the plan knows without a check: numpy calls (ufuncs,
+    np.where, ops/arrays.py's functions, fused loops `loops`, SHAPE_CALLS) whose array operands'
+    shapes are known and whose other arguments are constants: the inputs' and parameters' shapes
+    are guarded (the signature, check_entry), and such a call's result shape follows from them (a
+    value read into Python that sets a shape is a guard of its own). Other calls keep their checks,
+    which make their results known; what a backward rule run whole, a .grad or a draw sized by a
+    register gives is not checked, so a call that reads it keeps its check."""
+    known = {reg for _, kind, reg in inputs if kind != "tensor"}  # Live (a parameter's array) is known too
+    proven = set()
+    for index, ins in enumerate(code):
+        kind = ins[0]
+        if kind == "live" or kind == "forward":  # a parameter's shape is guarded on entry; a rule's output checked
+            known.update(_writes(ins))
+        elif kind == "draw" and not _has_register((ins[2], ins[3])):
+            known.add(ins[4])
+        elif kind == "host" and ins[4]:
+            function, args, kwargs = ins[1:4]
+            regs = [leaf for leaf in leaves((args, kwargs)) if isinstance(leaf, Reg)]
+            if any(reg.index not in known for reg in regs):
+                fits = False
+            elif _hashable(function) and function in NEW:
+                fits = not regs
+            elif isinstance(function, (np.ufunc, ArrayCall)) or id(function) in loops:
+                fits = True
+            elif function is np.where:
+                fits = len(args) == 3
+            else:
+                fits = _hashable(function) and function in SHAPE_CALLS and not _has_register((args[1:], kwargs))
+            if fits:
+                proven.add(index)
+            known.update(ins[4])  # proven, or checked
+    return proven
+
+
+def _hashable(function):
+    return getattr(function, "__hash__", None) is not None
+
+
+def _unordered(code):
+    """The registers whose memory order may differ from the capture's at a replay whose input arrays
+    and parameters are in the capture's C order (the entry's guards): what a .grad read after
+    backward (which the user may have set, in any order) leads to. Every other array is made by
+    the plan's calls from those, in an order that follows from theirs."""
+    unordered = set()
+    for ins in code:
+        if ins[0] == "grad" or reads_of(ins) & unordered:
+            unordered.update(_writes(ins))
+    return unordered
+
+
+def bind_door(ins, values, unordered):
+    """(`ins` calling the function the fast path's door chose for it at capture (ops/fast_path.py),
+    whether that choice rests on memory order), or (ins, False) as it was. The door looks at its
+    arrays' shapes and dtypes, which are the capture's at every replay (shapes: the signature and
+    the guards, plan.py unchecked(); dtypes: the signature and the parameters' guards), and, for
+    a kernel that needs C order, at their order: that choice is bound where the door would choose
+    the same in any order, or where the order is the capture's at every replay (`unordered`: the
+    registers where it may not be, plan.py _unordered(); None: any), the entry then guarding the
+    C order of the inputs and parameters. A 0-d register may be a numpy scalar at replay (which
+    the door does not count): its call keeps the door."""
+    function = ins[1]
+    if ins[0] != "host" or not isinstance(function, ArrayCall):
+        return ins, False
+    door = getattr(_arrays, function.name)
+    choose = getattr(door, "choose", None)
+    relied = False
+    if choose is None:  # the numpy backend: the reference itself
+        chosen = (door, "reference")
+    else:
+        args = [values[a.index] if isinstance(a, Reg) else a for a in ins[2]]
+        if any(isinstance(a, Reg) and not (isinstance(v, np.ndarray) and v.ndim) for a, v in zip(ins[2], args)) \
+                or any(not isinstance(a, Reg) and _has_register(a) for a in ins[2]) or ins[3]:
+            return ins, False
+        picked = choose(*args)
+        if TABLE[function.name][1] and not picked is door.reference is choose(*args, contiguous=False):
+            if unordered is None or any(isinstance(a, Reg) and a.index in unordered for a in ins[2]):
+                return ins, False
+            relied = True
+        chosen = (picked, "reference" if picked is door.reference else "kernel")
+    bound = ArrayCall(function.name)
+    bound.chosen = chosen
+    return ins[:1] + (bound,) + ins[2:], relied
 
 
 def _sizes(values):

@@ -175,7 +175,9 @@ def _seam_converter(function):
 
 
 class ArrayCall:
-    """A call of ops/arrays.py's function `name`, looked up at each call (so the fast path's door runs)."""
+    """A call of ops/arrays.py's function `name`, looked up at each call (so the fast path's door
+    runs); a plan may bind the function the door chose at capture instead (`chosen`, plan.py)."""
+    chosen = None  # (function, "kernel" or "reference"): what the replay calls, named so in its code
 
     def __init__(self, name):
         self.__name__ = self.name = name

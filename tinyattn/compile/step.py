@@ -27,6 +27,7 @@ from . import seams
 from .capture import Out, Recorder, Reg
 from .traced import MISSING, Refused, Traced, alike, seen
 from .plan import GuardFailed, Plan, same, same_outside
+from .seams import ArrayCall
 from .fuse import MODES, TOLERANCE
 
 MAX_PLANS = 8
@@ -184,6 +185,9 @@ def describe(plan, label):
     planned, everything = plan.peaks()
     top = ", ".join(f"{name} x{n}" for name, n in sorted(ops.items(), key=lambda kv: -kv[1])[:8])
     guards = [f"{_value(ins[4])} at {where}" for ins, where in zip(plan.code, plan.wheres) if ins[0] == "guard"]
+    calls = [ins[1] for ins in plan.code if ins[0] == "host" and isinstance(ins[1], ArrayCall)]
+    kernels = sum(1 for call in calls if call.chosen and call.chosen[1] == "kernel")
+    bound = sum(1 for call in calls if call.chosen)
     whole = sum(1 for ins in plan.code if ins[0] in ("forward", "backward"))
     exact = sum(run.exact for run in plan.fused)
     return [f"{label}: {plan.captured} array calls before fusion, {len(plan.code)} after ({len(plan.fused)} run(s) "
@@ -201,6 +205,8 @@ def describe(plan, label):
             f"{len(plan.outside)} closure variable(s) and global(s) of fn; shape, dtype and "
             f"requires_grad of {len(plan.live)} parameter(s); {len(guards)} value(s) read into Python"
             + "".join(f"\n    {g}" for g in guards[:10]),
+            f"  fast path: {bound} ops/arrays.py call(s) bound to what the door chose at capture ({kernels} kernel(s)), "
+            f"{len(calls) - bound} through the door (plan.py bind_door)",
             "  fused runs (calls -> stored outputs): " + _fused_runs(plan.fused)]
 
 

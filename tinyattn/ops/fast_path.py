@@ -127,17 +127,23 @@ def _door(name):
     reference_function, (_, contiguous, worth) = reference(name), TABLE[name]
     compiled = None
 
-    def door(*args):
+    def choose(*args, contiguous=contiguous):
+        """The function the door runs for `args`, the kernel or the reference (contiguous=False:
+        as if every array were C-contiguous). ta.compile binds a replay's call to it where the
+        choice cannot change between replays (compile/plan.py)."""
         nonlocal compiled
         if (worth is None or worth(*args)) and kernel_takes(*args, contiguous=contiguous):
             if compiled is None:
                 compiled = kernel(name)
-            return compiled(*args)
-        return reference_function(*args)
+            return compiled
+        return reference_function
+
+    def door(*args):
+        return choose(*args)(*args)
 
     door.__name__ = door.__qualname__ = name
     door.__doc__ = reference_function.__doc__
-    door.reference = reference_function
+    door.reference, door.choose = reference_function, choose
     return door
 
 
