@@ -698,3 +698,29 @@ def test_a_grad_scaled_in_place_is_replayed():
     inputs = [(ta.tensor(np.full((4, 3), 0.1 * i)),) for i in range(5)]
     step = _both(factory, inputs)
     assert next(iter(step.entries.values())).replays == 3
+
+
+@pytest.mark.parametrize("before", ["none", "accumulated", "scaled"])
+def test_a_guard_failing_after_backward_leaves_each_grad_as_eager_does(before):
+    """A value read into Python after backward is a guard in the middle of the plan: when it fails
+    at a replay, the gradients the replay already added (or scaled in place) are put back before the
+    step runs again eagerly, so .grad is added once, as eagerly (before: added twice, 2x the gradient).
+    accumulated: .grad never reset, so each call adds into the last; scaled: the step halves .grad in
+    place before the read (both failed before); none: the step calls opt.zero_grad() first, so the
+    eager run starts afresh anyway (it passed before too: kept for the journal of a .grad that was None)."""
+    def factory():
+        w = ta.tensor(np.linspace(0.5, 1.5, 3), requires_grad=True)
+        opt = ta.optim.SGD([w], lr=0.0)
+
+        def step(x, y):
+            if before == "none":
+                opt.zero_grad()
+            (w * x).pow(2).sum().backward()
+            if before == "scaled":
+                w.grad *= 0.5
+            n = int(y.sum())  # 1 for the first calls, then 2: the guard fails at a replay
+            return w.grad * float(n)
+        return step
+    inputs = [(np.full(3, 1.0 + i), np.full(3, 1.0 if i < 4 else 2.0 / 3)) for i in range(6)]
+    step = _both(factory, inputs)
+    assert next(iter(step.entries.values())).replays >= 1

@@ -108,7 +108,7 @@ def line(src, index, ins, contexts, check=True):
     elif kind == "leaf":
         src.lines.append(f"add_to_grad({src.render(ins[1]).removesuffix('.data')}, r{ins[2]})")
     elif kind == "grad":
-        src.lines.append(f"r{ins[2]} = {src.render(ins[1]).removesuffix('.data')}.grad")
+        src.lines.append(f"r{ins[2]} = grad_of({src.render(ins[1]).removesuffix('.data')})")
     elif kind == "host":
         function, args, kwargs, regs, shapes, form = ins[1:]
         chosen = function.chosen if isinstance(function, ArrayCall) else None  # bound at capture: no door

@@ -122,13 +122,44 @@ def _add_to_grad(tensor, grad):
         tensor.grad += grad
 
 
+def _grad_of(tensor):
+    return tensor.grad
+
+
+def _journaled(journal):
+    """add_to_grad and grad_of that first write down a leaf's .grad (the array and a copy of its
+    values) in `journal`: a replay that a guard stops after it has added into a .grad puts every
+    .grad back (_undo) before the step runs again eagerly, which would otherwise add it twice."""
+    def note(tensor):
+        grad = tensor.grad
+        journal.append((tensor, grad, None if grad is None else grad.copy()))
+
+    def add_to_grad(tensor, grad):
+        note(tensor)
+        _add_to_grad(tensor, grad)
+
+    def grad_of(tensor):  # the step may change the array in place after reading it (p.grad *= s)
+        note(tensor)
+        return tensor.grad
+    return {"add_to_grad": add_to_grad, "grad_of": grad_of}
+
+
+def _undo(journal):
+    """Every .grad as it was before the replay: latest change first, so the oldest note wins."""
+    for tensor, grad, values in reversed(journal):
+        if grad is not None:
+            grad[...] = values
+        tensor.grad = grad
+    journal.clear()
+
+
 def _tensor(array, requires_grad):
     tensor = wrap(array)
     tensor.requires_grad = requires_grad
     return tensor
 
 
-HELPERS = {"fail": _fail, "same": None, "asarray": np.asarray, "add_to_grad": _add_to_grad,
+HELPERS = {"fail": _fail, "same": None, "asarray": np.asarray, "add_to_grad": _add_to_grad, "grad_of": _grad_of,
            "generator": _rng.generator, "as_tuple": lambda out: tuple(out) if isinstance(out, list) else (out,),
            "tensor": _tensor}
 
@@ -159,6 +190,10 @@ class Plan:
         self.result = result
         self.registers = registers
         self.guarded = any(ins[0] == "guard" for ins in self.code)
+        # a guard after the first write to (or read of) a leaf's .grad: the .grads are journaled
+        kinds = [ins[0] for ins in self.code]
+        touches = [i for i, kind in enumerate(kinds) if kind in ("leaf", "grad")]
+        self.journal = [] if touches and "guard" in kinds[touches[0]:] else None
         self.unchecked = unchecked(self.code, self.inputs, loops())  # results whose shapes need no check
         kept = result_reads(result, set())
         written = [_writes(ins) for ins in self.code]
@@ -210,9 +245,9 @@ class Plan:
         """Write the replay's Python source (codegen.py) and compile it, once."""
         if self._source is None:
             code = [with_out(ins, self.borrow[i]) if i in self.borrow else ins for i, ins in enumerate(self.code)]
-            self._source, self._run = generate(code, self.inputs, self.result, self.dead,
-                                               {**HELPERS, "same": same}, _context_class, _render_result, self.layouts,
-                                               self.unchecked)
+            helpers = {**HELPERS, "same": same, **({} if self.journal is None else _journaled(self.journal))}
+            self._source, self._run = generate(code, self.inputs, self.result, self.dead, helpers, _context_class,
+                                               _render_result, self.layouts, self.unchecked)
 
     @property
     def source(self):
@@ -223,11 +258,15 @@ class Plan:
         self.check_entry()
         self._generate()
         state = _rng.get_rng_state() if self.guarded else None
+        if self.journal is not None:
+            self.journal.clear()
         try:
             return self._run(leaves)
         except GuardFailed:
             if state is not None:
                 _rng.set_rng_state(state)  # the next attempt draws the same numbers again
+            if self.journal is not None:
+                _undo(self.journal)  # ... and adds its gradients into the .grads as they were
             raise
 
     def peaks(self):
