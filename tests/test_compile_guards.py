@@ -724,3 +724,22 @@ def test_a_guard_failing_after_backward_leaves_each_grad_as_eager_does(before):
     inputs = [(np.full(3, 1.0 + i), np.full(3, 1.0 if i < 4 else 2.0 / 3)) for i in range(6)]
     step = _both(factory, inputs)
     assert next(iter(step.entries.values())).replays >= 1
+
+
+def test_a_parameter_changed_in_place_before_a_guard_runs_eagerly_and_says_so():
+    """w.mul_(0.5) before a value read into Python: a replay stopped by that read would have halved w
+    already, and the eager run would halve it again (w 4x smaller than eager's after a failed guard,
+    before). Such a step is not replayed: it runs eagerly, with the same numbers, and says why."""
+    def factory():
+        w = ta.tensor(np.ones(3), requires_grad=True)
+
+        def step(x, y):
+            with ta.no_grad():
+                w.mul_(0.5)
+            loss = (w * x).sum()
+            loss.backward()
+            n = int(y.sum())
+            return loss.detach() * float(n) + w.detach()
+        return step
+    inputs = [(np.full(3, 1.0), np.full(3, 1.0 if i < 3 else 2.0 / 3)) for i in range(5)]
+    _both(factory, inputs, expect_warning="changes a parameter or an argument in place")

@@ -24,7 +24,7 @@ from ..autograd.tensor import wrap
 from ..ops import arrays as _arrays
 from ..ops import get_backend
 from ..ops.fast_path import TABLE
-from .buffers import join_slice_grads, layout_guards, lend, with_out
+from .buffers import _bounds, join_slice_grads, layout_guards, lend, with_out
 from .capture import Live, Out, Reg, strided
 from .seams import ArrayCall
 from .codegen import _has_register, generate
@@ -153,6 +153,33 @@ def _undo(journal):
     journal.clear()
 
 
+def _in_place_targets(ins):
+    """The registers a host call writes into in place: its out=, or np.copyto's or a setitem's first argument."""
+    if ins[0] != "host":
+        return ()
+    function, args, kwargs = ins[1:4]
+    out = kwargs.get("out")
+    targets = out if isinstance(out, tuple) else () if out is None else (out,)
+    if function is np.copyto or function is operator.setitem:
+        targets += (args[0],)
+    return tuple(t.index for t in targets if isinstance(t, Reg))
+
+
+def _refuse_changes_before_a_guard(code, wheres, values, outside):
+    """A replay that a guard stops runs the step again eagerly: what the replay already wrote into
+    memory from outside the step (a parameter's array, an argument; `outside`) would be written twice.
+    .grad is journaled and put back; an in-place change of a parameter or an argument is refused."""
+    last_guard = max((i for i, ins in enumerate(code) if ins[0] == "guard"), default=-1)
+    spans = [b for array in outside if (b := _bounds(array))]
+    for ins in code[:last_guard]:
+        for reg in _in_place_targets(ins):
+            low, high = _bounds(values[reg]) or (0, 0)
+            if any(low < end and start < high for start, end in spans):
+                raise Refused(f"it changes a parameter or an argument in place before it reads a value into "
+                              f"Python ({wheres[last_guard]}): a replay stopped by that read could not take the "
+                              "change back; read the value before the change, or change it after")
+
+
 def _tensor(array, requires_grad):
     tensor = wrap(array)
     tensor.requires_grad = requires_grad
@@ -194,6 +221,8 @@ class Plan:
         kinds = [ins[0] for ins in self.code]
         touches = [i for i, kind in enumerate(kinds) if kind in ("leaf", "grad")]
         self.journal = [] if touches and "guard" in kinds[touches[0]:] else None
+        outside = [t.data for t in recorder.live.values()] + [getattr(v, "data", v) for *_, v in recorder.inputs]
+        _refuse_changes_before_a_guard(self.code, self.wheres, recorder.values, outside)
         self.unchecked = unchecked(self.code, self.inputs, loops())  # results whose shapes need no check
         kept = result_reads(result, set())
         written = [_writes(ins) for ins in self.code]
