@@ -150,7 +150,10 @@ def draw_curves(ax, results):
     ax.set_ylim(30, 102)
     ax.axhline(50, color="grey", lw=0.8, ls=":")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if results:
+        ax.legend(fontsize=8)
+    else:  # a run that trained none of this panel's models (--only picks some)
+        ax.text(0.5, 0.5, "not trained in this run", transform=ax.transAxes, ha="center", va="center", color="grey")
 
 
 @ta.no_grad()
