@@ -35,8 +35,9 @@ DEMO = runpy.run_path(str(Path(__file__).resolve().parents[1] / "demos" / "trans
 # name: (decoder, score, changes to the demo's recipe: TRANSFORMER's keys, and "steps", "lr", "warmup");
 # transformer-pP-N[-lrR]: pools of P batches (BucketedStream, P = 0: random batches), N steps, Adam from R
 MODELS = {"bahdanau": ("bahdanau", "additive", {}), "transformer": ("transformer", None, {}),  # the demo's recipes
-          "transformer bucketed": ("transformer", None, {"pool_batches": 10}),
-          "transformer random": ("transformer", None, {"pool_batches": 0}),
+          # the two of docs/transformer_translator.md's first measurement (500 steps, the recipe's until 2026-11-27)
+          "transformer bucketed": ("transformer", None, {"pool_batches": 10, "steps": 500}),
+          "transformer random": ("transformer", None, {"pool_batches": 0, "steps": 500}),
           **{f"transformer-p{p}-{n}": ("transformer", None, {"pool_batches": p, "steps": n})
              for p in (0, 2, 4, 5, 10) for n in (400, 500, 600, 700, 800)},
           **{f"transformer-p{p}-{n}-lr{lr:g}": ("transformer", None, {"pool_batches": p, "steps": n, "lr": lr})
@@ -44,11 +45,12 @@ MODELS = {"bahdanau": ("bahdanau", "additive", {}), "transformer": ("transformer
 
 
 def recipe_of(name):
-    """(decoder, score, recipe): the demo's recipe (TRANSFORMER, STEPS, lr 3e-3, warmup as its train())
-    with the model's changes."""
+    """(decoder, score, recipe): the demo's recipe (TRANSFORMER, STEPS, lr 3e-3, warmup as its train();
+    the recurrent decoders' batches drawn at random) with the model's changes."""
     decoder, score, changes = MODELS[name]
     steps = changes.get("steps", DEMO["STEPS"].get(decoder, 1200))
-    recipe = {**DEMO["TRANSFORMER"], "steps": steps, "lr": 3e-3, "warmup": min(50, steps // 4), **changes}
+    demo = DEMO["TRANSFORMER"] if decoder == "transformer" else {"pool_batches": 0}
+    recipe = {**demo, "steps": steps, "lr": 3e-3, "warmup": min(50, steps // 4), **changes}
     return decoder, score, recipe
 
 class Reached(Exception):
