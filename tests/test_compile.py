@@ -6,6 +6,7 @@ masks must be identical, and the compiled run must have replayed (a guard that c
 would make it fall back: the test fails on any warning).
 """
 import io
+import itertools
 import warnings
 
 import numpy as np
@@ -91,6 +92,30 @@ def test_gru_additive_attention_seq2seq(fused):
         model = ta.models.Seq2Seq(11, 9, pad_id=0, bos_id=1, eos_id=2, embed_dim=8, hidden_size=12)
         return model, lambda m, s, l, t: m.loss(s, l, t)
     _same_training(build, _translation_batch, fused=fused)
+
+
+def test_seq2seq_on_batches_whose_longest_target_is_shorter_than_the_width():
+    """Batches of one width (as length-bucketed batches are) whose longest sentences change: the
+    fused encoder and decoder run fewer steps, and their rules, run whole, used a number of
+    registers inside that changed with them. Two captures were compared by register number, differed, and the step ran
+    eagerly with a warning (translate.py's Bahdanau decoder on bucketed batches)."""
+    calls = itertools.count()
+
+    def batch(rng):
+        lengths = rng.integers(3, 7, 6)  # source rows of 3 to 6 words, width 7
+        source = rng.integers(3, 11, (6, 7))
+        source[np.arange(7)[None, :] >= lengths[:, None]] = 0
+        target = rng.integers(3, 9, (6, 6))
+        ends = rng.integers(3, 6, 6)  # no row fills the width: the last steps run for nobody ...
+        ends = np.minimum(ends, 5 if next(calls) % 2 else 3)  # ... and the longest changes from call to call
+        target[np.arange(6)[None, :] >= ends[:, None]] = 0
+        target[:, 0] = 1
+        return source, lengths, target
+
+    def build():
+        model = ta.models.Seq2Seq(11, 9, pad_id=0, bos_id=1, eos_id=2, embed_dim=8, hidden_size=12)
+        return model, lambda m, s, l, t: m.loss(s, l, t)
+    _same_training(build, batch)
 
 
 def test_transformer_layer_with_dropout():

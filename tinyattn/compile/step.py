@@ -26,7 +26,7 @@ from ..ops import get_backend
 from . import seams
 from .capture import Out, Recorder, Reg
 from .traced import MISSING, Refused, Traced, alike, seen
-from .plan import GuardFailed, Plan, same, same_outside
+from .plan import GuardFailed, Plan, _writes, reads_of, result_reads, same, same_outside
 from .seams import ArrayCall
 from .fuse import MODES, TOLERANCE
 
@@ -225,14 +225,51 @@ def _value(value):
 
 
 def first_difference(a, b):
-    """None if two captures did the same work with the same constants; else (index, is_a_guard_value)."""
+    """None if two captures did the same work with the same constants; else (index, is_a_guard_value).
+    Registers are compared by their rank among the registers each plan uses: an op's rule that ran
+    whole may have used a number of registers inside, then dropped, that depends on the data (a
+    recurrent node's steps), which shifts every later number without changing the work."""
     if len(a.code) != len(b.code):
         index = next((i for i, (x, y) in enumerate(zip(a.code, b.code)) if not same(x[:2], y[:2])), min(len(a.code), len(b.code)))
         return index, any(ins[0] == "guard" for ins in a.code[:index + 1])
+    rank_a, rank_b = _ranks(a), _ranks(b)
     for index, (x, y) in enumerate(zip(a.code, b.code)):
+        x, y = _renamed(x, rank_a), _renamed(y, rank_b)
         if not same(x, y):
             return index, x[0] == "guard" and same(x[:4], y[:4])
     return None
+
+
+def _ranks(plan):
+    """register -> its rank among the registers the plan's instructions, inputs and result use."""
+    used = result_reads(plan.result, {reg for _, _, reg in plan.inputs})
+    for ins in plan.code:
+        used |= reads_of(ins) | {reg for reg in _writes(ins) if reg is not None}
+    return {reg: rank for rank, reg in enumerate(sorted(used))}
+
+
+# where an instruction holds register numbers as plain ints (plan.py's _writes and reads_of)
+_NUMBERS = {"forward": (4, 5), "backward": (2, 4), "host": (4,), "draw": (4,), "grad": (2,), "live": (2,),
+            "leaf": (2,), "ctx": (4,)}
+
+
+def _renamed(ins, rank):
+    """The instruction with each register, a Reg in a template or a plain number, given as its rank."""
+    def template(item):
+        if isinstance(item, Reg):
+            return Reg(rank.get(item.index, -1 - item.index))  # one no plan uses: its own number, apart
+        if item.__class__ in (tuple, list):
+            return item.__class__(template(t) for t in item)
+        if item.__class__ is dict:
+            return {k: template(v) for k, v in item.items()}
+        return item
+
+    def number(item):
+        if item.__class__ is tuple:
+            return tuple(number(t) for t in item)
+        return item if item is None else rank.get(item, -1 - item)
+    return tuple(number(field) if position in _NUMBERS.get(ins[0], ()) else template(field)
+                 for position, field in enumerate(ins))
 
 
 def _describe(plan, index):
