@@ -18,7 +18,8 @@ import tinyattn.nn.functional as F
 
 
 def _both(fn_factory, inputs, expect_warning=None):
-    """Run fn eagerly and compiled from the same seed on the same inputs; returns (eager, compiled, step, warnings)."""
+    """Run fn eagerly and compiled from the same seed on the same inputs (a function: new inputs for
+    each side, for a step that changes its arguments); returns the compiled step."""
     results = []
     for compiled in (False, True):
         ta.manual_seed(0)
@@ -26,7 +27,7 @@ def _both(fn_factory, inputs, expect_warning=None):
         step = ta.compile(fn) if compiled else fn
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            out = [step(*args) for args in inputs]
+            out = [step(*args) for args in (inputs() if callable(inputs) else inputs)]
         results.append(([np.array(o.data) if isinstance(o, ta.Tensor) else o for o in out], step, caught))
     (eager, _, _), (compiled, step, caught) = results
     for i, (a, b) in enumerate(zip(eager, compiled)):
@@ -743,3 +744,56 @@ def test_a_parameter_changed_in_place_before_a_guard_runs_eagerly_and_says_so():
         return step
     inputs = [(np.full(3, 1.0), np.full(3, 1.0 if i < 3 else 2.0 / 3)) for i in range(5)]
     _both(factory, inputs, expect_warning="changes a parameter or an argument in place")
+
+
+def test_a_parameter_changed_in_place_with_no_check_after_it_is_replayed():
+    """Weight decay by hand before the forward, and nothing after it where a replay could stop:
+    nothing to undo, so the step is captured and replayed (a refusal would only cost speed)."""
+    def factory():
+        w = ta.tensor(np.ones(3), requires_grad=True)
+
+        def step(x):
+            with ta.no_grad():
+                w.mul_(0.99)
+            return (w * x).sum().detach() + w.detach()
+        return step
+    step = _both(factory, [(np.full(3, 1.0 + i),) for i in range(5)])
+    assert next(iter(step.entries.values())).replays == 3
+
+
+@pytest.mark.parametrize("change", ["out=", "ufunc.at", "putmask"])
+def test_an_array_argument_changed_in_place_before_a_guard_runs_eagerly_and_says_so(change):
+    """An ndarray argument doubled in place (out=, np.add.at, np.putmask) before a value read into
+    Python: a replay stopped by the read would have changed it already, the eager run again."""
+    def factory():
+        w = ta.tensor(np.ones(3), requires_grad=True)
+
+        def step(x, y, a):
+            if change == "out=":
+                np.multiply(a, 2.0, out=a)
+            elif change == "ufunc.at":
+                np.add.at(a, [0, 1, 2], a)
+            else:
+                np.putmask(a, a > 0, a * 2)
+            loss = (w * x).sum() + ta.tensor(a).sum()
+            n = int(y.sum())  # 3, then 2: the guard fails
+            return loss.detach() * float(n)
+        return step
+    def inputs():  # new arrays for each side: the step changes its argument a
+        return [(np.ones(3), np.full(3, 1.0 if i < 3 else 2.0 / 3), np.ones(3)) for i in range(5)]
+    _both(factory, inputs, expect_warning="changes a parameter or an argument in place")
+
+
+def test_a_shape_check_failing_after_backward_leaves_each_grad_as_eager_does():
+    """x[mask] after backward: the plan checks its shape there, a place where a replay can stop
+    midway like a guard. With .grad accumulating, the eager rerun added the gradient twice (w.grad
+    5 where eager has 4, before the journal counted shape checks)."""
+    def factory():
+        w = ta.tensor(np.ones(3), requires_grad=True)
+
+        def step(x, mask):
+            (w * x).sum().backward()
+            return ta.tensor(x[mask]).sum() + w.grad
+        return step
+    masks = [np.array([True, False, True])] * 3 + [np.array([True, True, True])]
+    _both(factory, [(np.ones(3), m) for m in masks])

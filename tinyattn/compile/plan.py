@@ -153,31 +153,37 @@ def _undo(journal):
     journal.clear()
 
 
+# numpy functions and methods that change their first argument in place
+CHANGE_FIRST = (np.copyto, operator.setitem, np.putmask, np.place, np.put, np.ndarray.fill, np.ndarray.put,
+                np.ndarray.sort, np.ndarray.partition)
+
+
 def _in_place_targets(ins):
-    """The registers a host call writes into in place: its out=, or np.copyto's or a setitem's first argument."""
+    """The registers a host call writes into in place: its out=, or the first argument of a call
+    that changes it (CHANGE_FIRST, a ufunc's .at)."""
     if ins[0] != "host":
         return ()
     function, args, kwargs = ins[1:4]
     out = kwargs.get("out")
     targets = out if isinstance(out, tuple) else () if out is None else (out,)
-    if function is np.copyto or function is operator.setitem:
+    if args and (any(function is f for f in CHANGE_FIRST) or getattr(function, "__name__", None) == "at"):
         targets += (args[0],)
     return tuple(t.index for t in targets if isinstance(t, Reg))
 
 
-def _refuse_changes_before_a_guard(code, wheres, values, outside):
-    """A replay that a guard stops runs the step again eagerly: what the replay already wrote into
-    memory from outside the step (a parameter's array, an argument; `outside`) would be written twice.
-    .grad is journaled and put back; an in-place change of a parameter or an argument is refused."""
-    last_guard = max((i for i, ins in enumerate(code) if ins[0] == "guard"), default=-1)
+def _refuse_changes_before(stop, code, wheres, values, outside):
+    """A replay that stops midway (a value read into Python, a shape check) runs the step again
+    eagerly: what the replay had already written into memory from outside the step (a parameter's
+    array, an argument; `outside`) would be written twice. .grad is journaled and put back; an
+    in-place change of a parameter or an argument before the last place a replay can stop is refused."""
     spans = [b for array in outside if (b := _bounds(array))]
-    for ins in code[:last_guard]:
+    for ins in code[:stop]:
         for reg in _in_place_targets(ins):
             low, high = _bounds(values[reg]) or (0, 0)
             if any(low < end and start < high for start, end in spans):
-                raise Refused(f"it changes a parameter or an argument in place before it reads a value into "
-                              f"Python ({wheres[last_guard]}): a replay stopped by that read could not take the "
-                              "change back; read the value before the change, or change it after")
+                raise Refused(f"it changes a parameter or an argument in place before a later check ({wheres[stop]}): "
+                              "a replay stopped there could not take the change back; change it after the step, or "
+                              "read any value into Python before the change")
 
 
 def _tensor(array, requires_grad):
@@ -217,13 +223,17 @@ class Plan:
         self.result = result
         self.registers = registers
         self.guarded = any(ins[0] == "guard" for ins in self.code)
-        # a guard after the first write to (or read of) a leaf's .grad: the .grads are journaled
-        kinds = [ins[0] for ins in self.code]
-        touches = [i for i, kind in enumerate(kinds) if kind in ("leaf", "grad")]
-        self.journal = [] if touches and "guard" in kinds[touches[0]:] else None
-        outside = [t.data for t in recorder.live.values()] + [getattr(v, "data", v) for *_, v in recorder.inputs]
-        _refuse_changes_before_a_guard(self.code, self.wheres, recorder.values, outside)
         self.unchecked = unchecked(self.code, self.inputs, loops())  # results whose shapes need no check
+        # where a replay can stop midway: a value read into Python, a shape check (codegen.py)
+        stops = [i for i, ins in enumerate(self.code) if ins[0] == "guard"
+                 or ins[0] == "forward" and ins[4] or ins[0] == "host" and ins[4] and i not in self.unchecked]
+        # a stop after the first write to (or read of) a leaf's .grad: the .grads are journaled
+        touches = [i for i, ins in enumerate(self.code) if ins[0] in ("leaf", "grad")]
+        self.journal = [] if touches and stops and stops[-1] > touches[0] else None
+        outside = [t.data for t in recorder.live.values()] + [
+            value.data if kind == "tensor" else recorder.values[reg] for _, kind, reg, value in recorder.inputs]
+        if stops:
+            _refuse_changes_before(stops[-1], self.code, self.wheres, recorder.values, outside)
         kept = result_reads(result, set())
         written = [_writes(ins) for ins in self.code]
         defined = {reg for _, _, reg in self.inputs}
@@ -392,7 +402,10 @@ def bind_door(ins, values, unordered):
                 or any(not isinstance(a, Reg) and _has_register(a) for a in ins[2]) or ins[3]:
             return ins, False
         picked = choose(*args)
-        if TABLE[function.name][1] and not picked is door.reference is choose(*args, contiguous=False):
+        # a kernel that needs C order: the choice rests on the arrays' order unless, order aside, the
+        # door would still pick the reference
+        rests_on_order = not (picked is door.reference and choose(*args, contiguous=False) is door.reference)
+        if TABLE[function.name][1] and rests_on_order:
             if unordered is None or any(isinstance(a, Reg) and a.index in unordered for a in ins[2]):
                 return ins, False
             relied = True
