@@ -127,12 +127,14 @@ def _grad_of(tensor):
 
 
 def _journaled(journal):
-    """add_to_grad and grad_of that first write down a leaf's .grad (the array and a copy of its
-    values) in `journal`: a replay that a guard stops after it has added into a .grad puts every
-    .grad back (_undo) before the step runs again eagerly, which would otherwise add it twice."""
+    """add_to_grad and grad_of that first write down a leaf's .grad as the replay found it (the
+    array and a copy of its values; once per replay) in `journal`: a replay stopped midway after it
+    has added into a .grad puts every .grad back (_undo) before the step runs again eagerly, which
+    would otherwise add it twice."""
     def note(tensor):
-        grad = tensor.grad
-        journal.append((tensor, grad, None if grad is None else grad.copy()))
+        if id(tensor) not in journal:
+            grad = tensor.grad
+            journal[id(tensor)] = tensor, grad, None if grad is None else grad.copy()
 
     def add_to_grad(tensor, grad):
         note(tensor)
@@ -145,8 +147,8 @@ def _journaled(journal):
 
 
 def _undo(journal):
-    """Every .grad as it was before the replay: latest change first, so the oldest note wins."""
-    for tensor, grad, values in reversed(journal):
+    """Every .grad as it was before the replay."""
+    for tensor, grad, values in journal.values():
         if grad is not None:
             grad[...] = values
         tensor.grad = grad
@@ -229,7 +231,7 @@ class Plan:
                  or ins[0] == "forward" and ins[4] or ins[0] == "host" and ins[4] and i not in self.unchecked]
         # a stop after the first write to (or read of) a leaf's .grad: the .grads are journaled
         touches = [i for i, ins in enumerate(self.code) if ins[0] in ("leaf", "grad")]
-        self.journal = [] if touches and stops and stops[-1] > touches[0] else None
+        self.journal = {} if touches and stops and stops[-1] > touches[0] else None  # id(leaf) -> its note
         outside = [t.data for t in recorder.live.values()] + [
             value.data if kind == "tensor" else recorder.values[reg] for _, kind, reg, value in recorder.inputs]
         if stops:
