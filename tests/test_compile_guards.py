@@ -797,3 +797,36 @@ def test_a_shape_check_failing_after_backward_leaves_each_grad_as_eager_does():
         return step
     masks = [np.array([True, False, True])] * 3 + [np.array([True, True, True])]
     _both(factory, [(np.ones(3), m) for m in masks])
+
+
+def test_an_optimiser_step_before_a_shape_check_runs_eagerly_and_says_so():
+    """opt.step() then x[mask], whose shape the plan checks: a replay stopped by the check had
+    stepped the parameters already, and the eager run stepped them again (w 0.4 where eager has 0.5)."""
+    def factory():
+        w = ta.tensor(np.ones(3), requires_grad=True)
+        opt = ta.optim.SGD([w], lr=0.1)
+
+        def step(x, mask):
+            opt.zero_grad()
+            (w * x).sum().backward()
+            opt.step()
+            return ta.tensor(x[mask]).sum() + w.detach()
+        return step
+    masks = [np.array([True, False, True])] * 4 + [np.array([True, True, True])]
+    _both(factory, [(np.ones(3), m) for m in masks], expect_warning="after the optimiser's step()")
+
+
+def test_two_leaves_sharing_one_grad_array_are_put_back_by_a_stopped_replay():
+    """w1.grad and w2.grad are one array: a replay stopped after backward puts it back as it was
+    before either gradient was added (restoring the later note last left w1's addition in: 19 where
+    eager has 15)."""
+    def factory():
+        w1, w2 = (ta.tensor(np.ones(3), requires_grad=True) for _ in range(2))
+        w1.grad = w2.grad = np.zeros(3)
+
+        def step(x, y):
+            ((w1 * x).sum() + (w2 * x * 2).sum()).backward()
+            n = int(y.sum())  # 3, then 2: the guard fails
+            return ta.tensor(w1.grad.copy()) * float(n)
+        return step
+    _both(factory, [(np.ones(3), np.full(3, 1.0 if i < 3 else 2.0 / 3)) for i in range(5)])

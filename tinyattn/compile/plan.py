@@ -147,8 +147,9 @@ def _journaled(journal):
 
 
 def _undo(journal):
-    """Every .grad as it was before the replay."""
-    for tensor, grad, values in journal.values():
+    """Every .grad as it was before the replay: the latest note first, so that where two leaves'
+    .grad share memory the earlier note (taken before either was added into) is written last."""
+    for tensor, grad, values in reversed(list(journal.values())):
         if grad is not None:
             grad[...] = values
         tensor.grad = grad
@@ -177,9 +178,14 @@ def _refuse_changes_before(stop, code, wheres, values, outside):
     """A replay that stops midway (a value read into Python, a shape check) runs the step again
     eagerly: what the replay had already written into memory from outside the step (a parameter's
     array, an argument; `outside`) would be written twice. .grad is journaled and put back; an
-    in-place change of a parameter or an argument before the last place a replay can stop is refused."""
+    in-place change of a parameter or an argument, or an optimiser's step, before the last place a
+    replay can stop is refused."""
     spans = [b for array in outside if (b := _bounds(array))]
     for ins in code[:stop]:
+        if ins[0] == "call" and ins[1].__name__ == "step":  # an optimiser's or a schedule's
+            raise Refused(f"a value read into Python or a shape that depends on data after the optimiser's step() "
+                          f"({wheres[stop]}): a replay stopped there could not undo the step; read it before the "
+                          "step, or step outside the compiled function")
         for reg in _in_place_targets(ins):
             low, high = _bounds(values[reg]) or (0, 0)
             if any(low < end and start < high for start, end in spans):

@@ -107,7 +107,6 @@ class CompiledStep:
             result = self.fn(*args, **kwargs)
             if not recorder.refused:
                 template = _result(recorder, result)
-                _after_a_step(recorder)
                 _set_by_modules(recorder)
         except Refused as why:  # found after fn returned
             recorder.refused = str(why)
@@ -447,12 +446,3 @@ def _set_by_modules(recorder):
                 set_here.append(name)
         if set_here:
             recorder.modules[key] = module, training, tuple(item for item in state if item[0] not in set_here)
-
-
-def _after_a_step(recorder):
-    """A guard after an optimiser's step: a failing one could not be undone."""
-    stepped = False
-    for ins, where in zip(recorder.code, recorder.wheres):
-        stepped = stepped or (ins[0] == "call" and ins[1].__name__ == "step")
-        if stepped and ins[0] == "guard":
-            raise Refused(f"a value read into Python after the optimiser's step() ({where})")
