@@ -64,7 +64,9 @@ def test_the_long_review_picture_shows_every_pooling_and_the_lstmn(tmp_path):
 
 def test_positions_compares_the_transformer_with_sinusoidal_alibi_rope_and_none(tmp_path, capsys):
     demo = runpy.run_path(str(DEMO))
-    results = demo["main"](["--positions", "--steps", "150", "--test-reviews", "50", "--out-dir", str(tmp_path)])
+    # eagerly: 150 steps over reviews of many lengths make many compiled signatures, each captured
+    # before it pays (tests/test_demos_compiled.py trains this demo compiled)
+    results = demo["main"](["--positions", "--steps", "150", "--test-reviews", "50", "--eager", "--out-dir", str(tmp_path)])
     assert set(results) == set(demo["TRANSFORMERS"]) and len(results) == 8
     written = json.loads((tmp_path / "results.json").read_text())
     assert written["positions"] == demo["POSITIONS"] and set(written["models"]) == set(results)
