@@ -26,29 +26,37 @@ def numba():
         yield
 
 
-def _compare(loss_fn, w, batches):
-    """(eager's, compiled's) [(loss, w.grad)] over the batches, and the compiled step's one plan."""
-    results = {}
-    for compiled in (False, True):
-        data = w.data.copy()
+def _run(loss_fn, w, batches, compiled):
+    """([(loss, w.grad)] over the batches, the step), eager or compiled, w.grad reset before each."""
+    def step(x):
+        loss = loss_fn(w, x)
+        loss.backward()
+        return loss
+    run = ta.compile(step) if compiled else step
+    out = []
+    for x in batches:
+        w.grad = None
+        out.append((run(ta.tensor(x)).item(), w.grad.copy()))
+    return out, run
 
-        def step(x):
-            loss = loss_fn(w, x)
-            loss.backward()
-            return loss
-        run = ta.compile(step) if compiled else step
-        out = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            for x in batches:
-                w.grad = None
-                out.append((run(ta.tensor(x)).item(), w.grad.copy()))
-        w.data[...] = data
-        results[compiled] = out
-    for (la, ga), (lb, gb) in zip(results[False], results[True]):
+
+def _same_bits(eager, compiled):
+    for (la, ga), (lb, gb) in zip(eager, compiled):
         assert la == lb
         np.testing.assert_array_equal(ga, gb)
         assert (np.signbit(ga) == np.signbit(gb)).all(), "a zero's sign differs"
+
+
+def _compare(loss_fn, w, batches):
+    """Eager's and compiled's [(loss, w.grad)] over the batches, bit for bit; the compiled step's one plan."""
+    data = w.data.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eager, _ = _run(loss_fn, w, batches, False)
+        w.data[...] = data
+        compiled, run = _run(loss_fn, w, batches, True)
+        w.data[...] = data
+    _same_bits(eager, compiled)
     entry = next(iter(run.entries.values()))
     assert entry.replays == len(batches) - 2
     return entry.plans[0]
@@ -151,21 +159,8 @@ def test_a_kernel_that_needs_c_order_is_bound_when_the_entry_guards_the_order(nu
     batches = [rng.standard_normal((150, 4, 8)) for _ in range(4)]
     plan = _compare(loss_fn, w, batches)
     assert "sum_over_kernel_" in plan.source and plan.layouts, plan.source
-    results = {}
-    for compiled in (False, True):
-        def step(x):
-            loss = loss_fn(w, x)
-            loss.backward()
-            return loss
-        run = ta.compile(step) if compiled else step
-        out = []
-        for x in batches + [np.asfortranarray(batches[0]), batches[1]]:
-            w.grad = None
-            out.append((run(ta.tensor(x)).item(), w.grad.copy()))
-        results[compiled] = out
-    for (la, ga), (lb, gb) in zip(results[False], results[True]):
-        assert la == lb
-        np.testing.assert_array_equal(ga, gb)
+    batches += [np.asfortranarray(batches[0]), batches[1]]
+    _same_bits(_run(loss_fn, w, batches, False)[0], _run(loss_fn, w, batches, True)[0])
 
 
 def test_a_kernel_on_a_grad_read_in_the_step_keeps_its_door(numba):
