@@ -830,3 +830,18 @@ def test_two_leaves_sharing_one_grad_array_are_put_back_by_a_stopped_replay():
             return ta.tensor(w1.grad.copy()) * float(n)
         return step
     _both(factory, [(np.ones(3), np.full(3, 1.0 if i < 3 else 2.0 / 3)) for i in range(5)])
+
+
+def test_a_shape_check_failing_after_a_draw_draws_the_same_numbers_again():
+    """Dropout, then x[mask]: a replay stopped by x[mask]'s shape check had drawn the dropout mask
+    already; the generator is put back, so the eager run draws what an eager step would have."""
+    def factory():
+        w = ta.tensor(np.ones(8), requires_grad=True)
+
+        def step(x, mask):
+            dropped = F.dropout(w * x, 0.5)
+            dropped.sum().backward()
+            return dropped.detach() * ta.tensor(x.data[mask.data]).sum()  # which elements were dropped
+        return step
+    masks = [np.arange(8) < 4] * 4 + [np.arange(8) < 6]
+    _both(factory, [(ta.tensor(np.ones(8)), ta.tensor(m)) for m in masks])

@@ -230,11 +230,11 @@ class Plan:
         self.live = [(t, t.data.shape, t.data.dtype, t.requires_grad) for t in recorder.live.values()]
         self.result = result
         self.registers = registers
-        self.guarded = any(ins[0] == "guard" for ins in self.code)
         self.unchecked = unchecked(self.code, self.inputs, loops())  # results whose shapes need no check
         # where a replay can stop midway: a value read into Python, a shape check (codegen.py)
         stops = [i for i, ins in enumerate(self.code) if ins[0] == "guard"
                  or ins[0] == "forward" and ins[4] or ins[0] == "host" and ins[4] and i not in self.unchecked]
+        self.guarded = bool(stops)  # the random generator is put back when a replay stops midway
         # a stop after the first write to (or read of) a leaf's .grad: the .grads are journaled
         touches = [i for i, ins in enumerate(self.code) if ins[0] in ("leaf", "grad")]
         self.journal = {} if touches and stops and stops[-1] > touches[0] else None  # id(leaf) -> its note
